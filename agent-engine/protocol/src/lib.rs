@@ -1,0 +1,43 @@
+//! `tandem-protocol`: the wire types of the Tandem agent engine.
+//!
+//! Every type here serialises to the same JSON as the OpenHands agent server 1.58: events are
+//! objects discriminated by `kind` (the upstream class name), fields are snake_case, and a field
+//! that is `None` is left out rather than written as `null`. Reading is tolerant: unknown fields
+//! are kept (and written back unchanged) and unknown `kind`s load as [`Event::Unknown`] /
+//! [`Action::Unknown`] / [`Observation::Unknown`] instead of failing.
+//!
+//! This crate holds data only: no tokio, no IO, no HTTP. Entry points: [`Event`] (the event
+//! log's element), [`Message`] (what goes to and comes from the LLM), [`ConversationState`]
+//! (what `base_state.json` holds), and the tool [`Action`]s / [`Observation`]s.
+
+mod action;
+mod event;
+mod kind;
+mod message;
+mod observation;
+mod state;
+
+pub use action::{
+    Action, FileEditorAction, FinishAction, TaskItem, TaskTrackerAction, TerminalAction,
+    ThinkAction,
+};
+pub use event::{
+    ActionEvent, AgentErrorEvent, Condensation, CondensationRequest, ConversationErrorEvent,
+    ConversationStateUpdateEvent, ErrorClassification, Event, EventBase, InterruptEvent,
+    MessageEvent, ObservationEvent, PauseEvent, ServerErrorEvent, Source, StreamingDeltaEvent,
+    SystemPromptEvent, UserRejectObservation, new_event_id, now_timestamp,
+};
+pub use message::{
+    Content, ImageContent, Message, MessageToolCall, Role, TextContent, ThinkingBlock,
+};
+pub use observation::{
+    CmdOutputMetadata, FileEditorObservation, FinishObservation, Observation,
+    TaskTrackerObservation, TerminalObservation, ThinkObservation,
+};
+pub use state::{
+    AgentSpec, ConfirmationPolicy, ConversationState, ConversationStats, ExecutionStatus,
+    LlmConfig, Metrics, ResponseLatency, SecurityRisk, TokenUsage, ToolSpec, WorkspaceSpec,
+};
+
+/// A JSON object: the unknown fields a type keeps so that they are written back unchanged.
+pub type Extra = serde_json::Map<String, serde_json::Value>;

@@ -1,0 +1,515 @@
+//! Conversation state: what `base_state.json` holds and what `full_state` frames carry.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Extra;
+
+/// Where a conversation's run loop stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionStatus {
+    /// Not running; waiting for a message or `run`.
+    #[default]
+    Idle,
+    /// The loop is stepping.
+    Running,
+    /// Paused or interrupted by the user.
+    Paused,
+    /// An action waits for the user's approval.
+    WaitingForConfirmation,
+    /// The agent finished (finish tool or text reply).
+    Finished,
+    /// Stopped on an error.
+    Error,
+    /// The stuck detector stopped a loop that was going nowhere.
+    Stuck,
+    /// Being deleted.
+    Deleting,
+}
+
+impl ExecutionStatus {
+    /// Whether a blocking `run()` returns on this status.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Finished | Self::Error | Self::Stuck)
+    }
+
+    /// The wire name (`waiting_for_confirmation`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Running => "running",
+            Self::Paused => "paused",
+            Self::WaitingForConfirmation => "waiting_for_confirmation",
+            Self::Finished => "finished",
+            Self::Error => "error",
+            Self::Stuck => "stuck",
+            Self::Deleting => "deleting",
+        }
+    }
+}
+
+/// Risk of an action, ordered from none known to high.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum SecurityRisk {
+    /// Not assessed.
+    #[default]
+    Unknown,
+    /// Read-only or trivially reversible.
+    Low,
+    /// Changes files or state in the workspace.
+    Medium,
+    /// Destructive, privileged, or reaching outside the workspace.
+    High,
+}
+
+impl SecurityRisk {
+    /// Parses `LOW` / `medium` / ...; anything else is `Unknown`.
+    pub fn parse(s: &str) -> Self {
+        match s.to_ascii_uppercase().as_str() {
+            "LOW" => Self::Low,
+            "MEDIUM" => Self::Medium,
+            "HIGH" => Self::High,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+/// When an action must wait for the user's approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum ConfirmationPolicy {
+    /// Every action (but `finish` and `think`) waits.
+    AlwaysConfirm,
+    /// Nothing waits.
+    NeverConfirm,
+    /// Actions at or above `threshold` wait, and unassessed ones if `confirm_unknown`.
+    ConfirmRisky {
+        /// Lowest risk that waits.
+        #[serde(default = "high")]
+        threshold: SecurityRisk,
+        /// Whether `UNKNOWN` risk waits.
+        #[serde(default = "yes")]
+        confirm_unknown: bool,
+    },
+}
+
+fn high() -> SecurityRisk {
+    SecurityRisk::High
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for ConfirmationPolicy {
+    fn default() -> Self {
+        Self::NeverConfirm
+    }
+}
+
+impl ConfirmationPolicy {
+    /// Whether an action of this risk must wait for approval.
+    pub fn should_confirm(&self, risk: SecurityRisk) -> bool {
+        match self {
+            Self::AlwaysConfirm => true,
+            Self::NeverConfirm => false,
+            Self::ConfirmRisky { threshold, confirm_unknown } => {
+                if risk == SecurityRisk::Unknown {
+                    *confirm_unknown
+                } else {
+                    risk >= *threshold
+                }
+            }
+        }
+    }
+}
+
+/// Token counts of one LLM call, or accumulated.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Model name.
+    #[serde(default)]
+    pub model: String,
+    /// Prompt (input) tokens.
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    /// Completion (output) tokens.
+    #[serde(default)]
+    pub completion_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    /// Reasoning tokens.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+    /// The model's context window, 0 when unknown.
+    #[serde(default)]
+    pub context_window: u64,
+    /// Prompt + completion tokens of the latest call.
+    #[serde(default)]
+    pub per_turn_token: u64,
+    /// Provider response id of the latest call.
+    #[serde(default)]
+    pub response_id: String,
+}
+
+impl TokenUsage {
+    /// Adds `other` to these totals; `per_turn_token` and `response_id` take the latest.
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+        self.context_window = self.context_window.max(other.context_window);
+        self.per_turn_token = other.prompt_tokens + other.completion_tokens;
+        self.response_id.clone_from(&other.response_id);
+    }
+}
+
+/// Latency of one LLM call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseLatency {
+    /// Model.
+    pub model: String,
+    /// Seconds.
+    pub latency: f64,
+    /// Provider response id.
+    pub response_id: String,
+}
+
+/// Cost, tokens and latency of one LLM (one `usage_id`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Model name.
+    #[serde(default)]
+    pub model_name: String,
+    /// Total cost in USD.
+    #[serde(default)]
+    pub accumulated_cost: f64,
+    /// Budget after which the run stops (written as `null` when unset, as upstream does).
+    #[serde(default)]
+    pub max_budget_per_task: Option<f64>,
+    /// Token totals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accumulated_token_usage: Option<TokenUsage>,
+    /// Latency of each call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub response_latencies: Vec<ResponseLatency>,
+}
+
+impl Metrics {
+    /// Empty metrics for a model.
+    pub fn new(model_name: impl Into<String>) -> Self {
+        let model_name = model_name.into();
+        Self {
+            accumulated_token_usage: Some(TokenUsage { model: model_name.clone(), ..TokenUsage::default() }),
+            model_name,
+            accumulated_cost: 0.0,
+            max_budget_per_task: None,
+            response_latencies: Vec::new(),
+        }
+    }
+}
+
+/// Metrics per LLM usage id (`agent`, `condenser`, `title`, ...).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ConversationStats {
+    /// Metrics by usage id.
+    #[serde(default)]
+    pub usage_to_metrics: BTreeMap<String, Metrics>,
+}
+
+impl ConversationStats {
+    /// Total cost over all usage ids.
+    pub fn total_cost(&self) -> f64 {
+        self.usage_to_metrics.values().map(|m| m.accumulated_cost).sum()
+    }
+
+    /// Total prompt + completion tokens over all usage ids.
+    pub fn total_tokens(&self) -> u64 {
+        self.usage_to_metrics
+            .values()
+            .filter_map(|m| m.accumulated_token_usage.as_ref())
+            .map(|u| u.prompt_tokens + u.completion_tokens)
+            .sum()
+    }
+}
+
+/// LLM configuration, with upstream's field names. Fields this version does not use are kept in
+/// `extra`. `api_key` is never persisted by the engine.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmConfig {
+    /// `provider/model`, e.g. `openai/gpt-5`.
+    pub model: String,
+    /// API key (never written to disk; masked in `Debug`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// Base URL of the provider API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Attempts after the first on retryable failures.
+    #[serde(default = "default_num_retries")]
+    pub num_retries: u32,
+    /// Backoff multiplier.
+    #[serde(default = "default_retry_multiplier")]
+    pub retry_multiplier: f64,
+    /// Shortest wait between attempts, seconds.
+    #[serde(default = "default_retry_min_wait")]
+    pub retry_min_wait: f64,
+    /// Longest wait between attempts, seconds.
+    #[serde(default = "default_retry_max_wait")]
+    pub retry_max_wait: f64,
+    /// Request timeout, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Output token cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    /// Longest message text sent, characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_message_chars: Option<u64>,
+    /// Stream replies.
+    #[serde(default)]
+    pub stream: bool,
+    /// Whether the model supports native tool calls (`None` = decide from the model table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_tool_calling: Option<bool>,
+    /// `low` / `medium` / `high` for reasoning models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// Price per input token, USD (overrides the table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_cost_per_token: Option<f64>,
+    /// Price per output token, USD (overrides the table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_cost_per_token: Option<f64>,
+    /// Extra HTTP headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_headers: Option<BTreeMap<String, String>>,
+    /// Sampling seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Which metrics bucket this LLM's calls count in.
+    #[serde(default = "default_usage_id")]
+    pub usage_id: String,
+    /// Fields this version does not use, kept verbatim.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn default_num_retries() -> u32 {
+    5
+}
+fn default_retry_multiplier() -> f64 {
+    8.0
+}
+fn default_retry_min_wait() -> f64 {
+    8.0
+}
+fn default_retry_max_wait() -> f64 {
+    64.0
+}
+fn default_usage_id() -> String {
+    "agent".to_owned()
+}
+
+impl LlmConfig {
+    /// A config for `model` with upstream's defaults.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            api_key: None,
+            base_url: None,
+            num_retries: default_num_retries(),
+            retry_multiplier: default_retry_multiplier(),
+            retry_min_wait: default_retry_min_wait(),
+            retry_max_wait: default_retry_max_wait(),
+            timeout: Some(300.0),
+            temperature: None,
+            top_p: None,
+            max_output_tokens: None,
+            max_message_chars: None,
+            stream: false,
+            native_tool_calling: None,
+            reasoning_effort: None,
+            input_cost_per_token: None,
+            output_cost_per_token: None,
+            extra_headers: None,
+            seed: None,
+            usage_id: default_usage_id(),
+            extra: Extra::new(),
+        }
+    }
+
+    /// The same config without its key, for persisting or echoing.
+    pub fn without_key(&self) -> Self {
+        Self { api_key: None, ..self.clone() }
+    }
+}
+
+impl std::fmt::Debug for LlmConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmConfig")
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "**********"))
+            .field("base_url", &self.base_url)
+            .field("usage_id", &self.usage_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool the agent is given, by name, with parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Tool name (`terminal`, `file_editor`, ...).
+    pub name: String,
+    /// Tool parameters.
+    #[serde(default)]
+    pub params: Extra,
+}
+
+/// The agent: its LLM, tools and prompt settings (upstream `Agent`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSpec {
+    /// The agent's LLM.
+    pub llm: LlmConfig,
+    /// Tools beyond the built-ins.
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+    /// Built-in tools (`FinishTool`, `ThinkTool`).
+    #[serde(default = "default_builtin_tools")]
+    pub include_default_tools: Vec<String>,
+    /// Skills, prompt suffixes (upstream `AgentContext`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_context: Option<serde_json::Value>,
+    /// Template variables of the system prompt.
+    #[serde(default)]
+    pub system_prompt_kwargs: Extra,
+    /// The condenser, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condenser: Option<serde_json::Value>,
+    /// `Agent`.
+    #[serde(default = "default_agent_kind")]
+    pub kind: String,
+    /// Fields this version does not use, kept verbatim.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn default_builtin_tools() -> Vec<String> {
+    vec!["FinishTool".to_owned(), "ThinkTool".to_owned()]
+}
+fn default_agent_kind() -> String {
+    "Agent".to_owned()
+}
+
+impl AgentSpec {
+    /// The default coding agent: terminal, file_editor, task_tracker, finish and think.
+    pub fn default_for(llm: LlmConfig) -> Self {
+        let tool = |name: &str| ToolSpec { name: name.to_owned(), params: Extra::new() };
+        let mut kwargs = Extra::new();
+        kwargs.insert("llm_security_analyzer".into(), serde_json::Value::Bool(true));
+        Self {
+            llm,
+            tools: vec![tool("terminal"), tool("file_editor"), tool("task_tracker")],
+            include_default_tools: default_builtin_tools(),
+            agent_context: None,
+            system_prompt_kwargs: kwargs,
+            condenser: None,
+            kind: default_agent_kind(),
+            extra: Extra::new(),
+        }
+    }
+}
+
+/// Where the agent works (upstream `LocalWorkspace` / `RemoteWorkspace`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceSpec {
+    /// Absolute working directory.
+    pub working_dir: String,
+    /// `LocalWorkspace`, `RemoteWorkspace`, ...
+    #[serde(default = "default_workspace_kind")]
+    pub kind: String,
+    /// Fields this version does not use, kept verbatim.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn default_workspace_kind() -> String {
+    "LocalWorkspace".to_owned()
+}
+
+impl WorkspaceSpec {
+    /// A local workspace at `dir`.
+    pub fn local(dir: impl Into<String>) -> Self {
+        Self { working_dir: dir.into(), kind: default_workspace_kind(), extra: Extra::new() }
+    }
+}
+
+/// The persisted state of a conversation (`base_state.json`); the event log holds the rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConversationState {
+    /// Conversation id (dashed UUID).
+    pub id: String,
+    /// The agent.
+    pub agent: AgentSpec,
+    /// The workspace.
+    pub workspace: WorkspaceSpec,
+    /// The conversation's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistence_dir: Option<String>,
+    /// Steps after which a run stops.
+    #[serde(default = "default_max_iterations")]
+    pub max_iterations: u32,
+    /// Whether the stuck detector runs.
+    #[serde(default = "yes")]
+    pub stuck_detection: bool,
+    /// Where the run loop stands.
+    #[serde(default)]
+    pub execution_status: ExecutionStatus,
+    /// When actions wait for approval.
+    #[serde(default)]
+    pub confirmation_policy: ConfirmationPolicy,
+    /// The security analyzer, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_analyzer: Option<serde_json::Value>,
+    /// Skills activated so far.
+    #[serde(default)]
+    pub activated_knowledge_skills: Vec<String>,
+    /// Last user message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_user_message_id: Option<String>,
+    /// Head of the active branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf_event_id: Option<String>,
+    /// Metrics by usage id.
+    #[serde(default)]
+    pub stats: ConversationStats,
+    /// Secret names and (redacted) sources.
+    #[serde(default)]
+    pub secret_registry: serde_json::Value,
+    /// Free-form tags.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    /// Fields this version does not use, kept verbatim.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn default_max_iterations() -> u32 {
+    500
+}

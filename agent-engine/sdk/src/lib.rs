@@ -1,0 +1,25 @@
+//! `tandem-sdk`: the agent engine.
+//!
+//! A `Conversation` is an actor that owns its [`ConversationState`](tandem_protocol::ConversationState)
+//! and its append-only event log; commands reach it over a channel and events leave through the
+//! log (persisted first, then broadcast). The agent loop asks the [`Llm`](tandem_llm::Llm) for
+//! the next actions, checks them against the confirmation policy and security analyzer, runs
+//! them through the [`Tool`]s, masks secrets, and detects stuck loops.
+//!
+//! Depends on `tandem-protocol` and `tandem-llm`; knows nothing of HTTP servers or Tauri.
+
+mod context;
+mod error;
+mod persistence;
+mod secrets;
+mod security;
+mod tool;
+
+pub use context::{AgentContext, Skill, load_workspace_skills, render_system_prompt};
+pub use error::{Result, SdkError};
+pub use persistence::{
+    ConversationMeta, ConversationStore, EventLog, LoadedLog, atomic_write, unmatched_actions,
+};
+pub use secrets::{Masker, SECRET_MASK};
+pub use security::RuleAnalyzer;
+pub use tool::{Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolRegistry};

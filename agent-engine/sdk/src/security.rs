@@ -1,0 +1,3 @@
+//! Placeholder until the analyzer lands.
+#![allow(missing_docs, dead_code)]
+pub struct RuleAnalyzer;

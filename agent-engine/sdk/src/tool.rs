@@ -1,0 +1,142 @@
+//! The `Tool` trait: what the agent loop needs from a tool, and the registry it looks tools up in.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tandem_protocol::{Action, Observation};
+use tokio_util::sync::CancellationToken;
+
+use crate::secrets::Masker;
+
+/// Hints about a tool's effects (MCP tool annotations, as upstream reports them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ToolAnnotations {
+    /// Only reads.
+    pub read_only: bool,
+    /// May destroy data.
+    pub destructive: bool,
+    /// Same call twice has the effect of once.
+    pub idempotent: bool,
+    /// Reaches outside the workspace (network, ...).
+    pub open_world: bool,
+}
+
+/// How a tool presents itself to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    /// The name the model calls (`terminal`).
+    pub name: String,
+    /// The description the model reads.
+    pub description: String,
+    /// JSON Schema of the arguments (without `security_risk` and `summary`, which the agent adds).
+    pub parameters: Value,
+    /// Whether the model is asked to rate the call's `security_risk` (false for think/finish).
+    pub asks_security_risk: bool,
+    /// Effect hints.
+    pub annotations: ToolAnnotations,
+    /// Upstream action class name (`TerminalAction`).
+    pub action_type: String,
+    /// Upstream observation class name (`TerminalObservation`).
+    pub observation_type: String,
+}
+
+/// What a running tool may use besides its action.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// Cancelled on interrupt: the tool stops and kills what it started.
+    pub cancel: CancellationToken,
+    /// The workspace root; tools resolve and confine paths against it.
+    pub working_dir: PathBuf,
+    /// The conversation's directory (TASKS.json, saved full outputs); `None` when not persisted.
+    pub conversation_dir: Option<PathBuf>,
+    /// Secret values the command names, to export as environment variables.
+    pub env: HashMap<String, String>,
+    /// Replaces secret values in anything the tool shows (its observation is masked again after).
+    pub masker: Masker,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("working_dir", &self.working_dir)
+            .field("conversation_dir", &self.conversation_dir)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool the agent can call.
+///
+/// A failure the model should see is an observation with `is_error: true`, never an `Err`:
+/// only argument validation (`parse_action`) returns an error, which the loop turns into an
+/// `AgentErrorEvent`.
+pub trait Tool: Send + Sync {
+    /// Name, description and schema.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Builds the typed action from the model's arguments (already parsed as JSON, with
+    /// `security_risk` and `summary` removed). The error names what is wrong.
+    fn parse_action(&self, arguments: Value) -> std::result::Result<Action, String>;
+
+    /// Runs the action.
+    fn execute<'a>(&'a self, action: &'a Action, ctx: ToolContext) -> BoxFuture<'a, Observation>;
+
+    /// Releases what the tool holds (the terminal's shell) when the conversation closes.
+    fn close(&self) {}
+}
+
+/// The tools of one agent, by name, in the order the model is shown them.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+    by_name: HashMap<String, usize>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool; a later tool of the same name replaces the earlier one.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.definition().name.clone();
+        if let Some(&i) = self.by_name.get(&name) {
+            self.tools[i] = tool;
+        } else {
+            self.by_name.insert(name, self.tools.len());
+            self.tools.push(tool);
+        }
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// All tools in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.iter()
+    }
+
+    /// Tool names in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.definition().name.as_str()).collect()
+    }
+
+    /// Closes every tool.
+    pub fn close_all(&self) {
+        for t in &self.tools {
+            t.close();
+        }
+    }
+}
