@@ -194,15 +194,19 @@ pub struct Metrics {
     /// Total cost in USD.
     #[serde(default)]
     pub accumulated_cost: f64,
-    /// Budget after which the run stops (written as `null` when unset, as upstream does).
-    #[serde(default)]
+    /// Budget after which the run stops. Left out when unset, as upstream's `base_state.json`
+    /// does (its REST and `stats` frames write `null`; readers accept both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_budget_per_task: Option<f64>,
     /// Token totals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accumulated_token_usage: Option<TokenUsage>,
-    /// Latency of each call.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Latency of each call (upstream writes the list even when empty).
+    #[serde(default)]
     pub response_latencies: Vec<ResponseLatency>,
+    /// Fields this version does not use (`costs`, `token_usages`, ...), kept verbatim.
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 impl Metrics {
@@ -215,6 +219,7 @@ impl Metrics {
             accumulated_cost: 0.0,
             max_budget_per_task: None,
             response_latencies: Vec::new(),
+            extra: Extra::new(),
         }
     }
 }
@@ -261,14 +266,14 @@ pub struct LlmConfig {
     /// Backoff multiplier.
     #[serde(default = "default_retry_multiplier")]
     pub retry_multiplier: f64,
-    /// Shortest wait between attempts, seconds.
-    #[serde(default = "default_retry_min_wait")]
+    /// Shortest wait between attempts, seconds (an integer on the wire when whole, as upstream).
+    #[serde(default = "default_retry_min_wait", with = "whole_number")]
     pub retry_min_wait: f64,
-    /// Longest wait between attempts, seconds.
-    #[serde(default = "default_retry_max_wait")]
+    /// Longest wait between attempts, seconds (an integer on the wire when whole, as upstream).
+    #[serde(default = "default_retry_max_wait", with = "whole_number")]
     pub retry_max_wait: f64,
-    /// Request timeout, seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Request timeout, seconds (an integer on the wire when whole, as upstream).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "whole_number::option")]
     pub timeout: Option<f64>,
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -309,6 +314,49 @@ pub struct LlmConfig {
     /// Fields this version does not use, kept verbatim.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// Seconds that upstream types as `int` but Tandem keeps as `f64`: written as an integer when
+/// the value is whole (`8`, not `8.0`), so upstream's files round-trip byte for byte.
+mod whole_number {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Largest magnitude an `f64` holds every integer up to (2^53).
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+
+    pub(super) fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.fract() == 0.0 && v.abs() <= EXACT {
+            #[allow(clippy::cast_possible_truncation)]
+            s.serialize_i64(*v as i64)
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        f64::deserialize(d)
+    }
+
+    /// The same for `Option<f64>`.
+    pub(super) mod option {
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub(in super::super) fn serialize<S: Serializer>(
+            v: &Option<f64>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(v) => super::serialize(v, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub(in super::super) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<f64>, D::Error> {
+            Option::<f64>::deserialize(d)
+        }
+    }
 }
 
 fn default_num_retries() -> u32 {
