@@ -1,0 +1,520 @@
+//! The scripted LLM server: a real HTTP server on loopback speaking OpenAI Chat Completions,
+//! answering from a [`Script`] or a [`Responder`], capturing every request and checking
+//! invariants on it.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::convert::Infallible;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use crate::invariants::check_request;
+use crate::render::{Rendered, RequestShape, error_body};
+use crate::script::{ErrorReply, RawReply, Reply, Responder, Script, Step};
+
+/// One request the server received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapturedRequest {
+    /// HTTP method.
+    pub method: String,
+    /// Request path (`/v1/chat/completions`).
+    pub path: String,
+    /// Headers, names lowercased.
+    pub headers: BTreeMap<String, String>,
+    /// The JSON body; the raw text as a JSON string when it was not JSON.
+    pub body: Value,
+}
+
+/// Where answers come from.
+#[derive(Clone)]
+pub enum Source {
+    /// Steps consumed in order.
+    Script(Script),
+    /// A function of the request.
+    Responder(Responder),
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Script(script) => f.debug_tuple("Script").field(script).finish(),
+            Self::Responder(_) => f.write_str("Responder(..)"),
+        }
+    }
+}
+
+struct ServerState {
+    steps: VecDeque<Step>,
+    responder: Option<Responder>,
+    no_tools_text: Option<String>,
+    scripted: usize,
+    captured: Vec<CapturedRequest>,
+    exhausted: usize,
+    violations: Vec<String>,
+}
+
+type Shared = Arc<Mutex<ServerState>>;
+
+fn lock(shared: &Shared) -> MutexGuard<'_, ServerState> {
+    // A panic while holding the lock cannot leave the state half-updated in a way that matters
+    // to a test kit, so a poisoned lock is used as it is.
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A scripted OpenAI-compatible LLM server on `127.0.0.1`. It runs on its own thread and
+/// runtime (so it works from sync tests and is unaffected by paused test clocks) and shuts
+/// down when dropped.
+pub struct ScriptedLlmServer {
+    addr: SocketAddr,
+    state: Shared,
+    shutdown: Option<oneshot::Sender<()>>,
+}
+
+impl std::fmt::Debug for ScriptedLlmServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedLlmServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScriptedLlmServer {
+    /// Starts a server answering from `script` on a free loopback port.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound: a test kit should fail the test loudly then.
+    pub fn start(script: impl Into<Script>) -> Self {
+        Self::start_source(Source::Script(script.into()))
+    }
+
+    /// Starts a server whose answers `responder` makes (for generated conversations).
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
+    pub fn with_responder(responder: Responder) -> Self {
+        Self::start_source(Source::Responder(responder))
+    }
+
+    fn start_source(source: Source) -> Self {
+        match Self::bind(SocketAddr::from(([127, 0, 0, 1], 0)), source) {
+            Ok(server) => server,
+            Err(err) => panic!("scripted LLM server: cannot bind 127.0.0.1:0: {err}"),
+        }
+    }
+
+    /// Starts a server on `addr` (port 0 picks a free one).
+    pub fn bind(addr: SocketAddr, source: Source) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let (steps, responder, no_tools_text) = match source {
+            Source::Script(script) => (script.steps.into(), None, script.no_tools_text),
+            Source::Responder(responder) => (VecDeque::new(), Some(responder), None),
+        };
+        let state = Arc::new(Mutex::new(ServerState {
+            steps,
+            responder,
+            no_tools_text,
+            scripted: 0,
+            captured: Vec::new(),
+            exhausted: 0,
+            violations: Vec::new(),
+        }));
+        let router = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/chat/completions", post(chat))
+            .route("/v1/models", get(models))
+            .route("/models", get(models))
+            .fallback(unexpected)
+            .with_state(state.clone());
+        let (shutdown, shutdown_rx) = oneshot::channel();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        std::thread::Builder::new()
+            .name(format!("scripted-llm-{}", addr.port()))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(listener) {
+                        Ok(listener) => listener,
+                        Err(err) => {
+                            eprintln!("scripted LLM server: {err}");
+                            return;
+                        }
+                    };
+                    tokio::select! {
+                        result = axum::serve(listener, router).into_future() => {
+                            if let Err(err) = result {
+                                eprintln!("scripted LLM server stopped: {err}");
+                            }
+                        }
+                        _ = shutdown_rx => {}
+                    }
+                });
+                // Dropping the runtime here cancels connections still in flight.
+            })?;
+        Ok(Self {
+            addr,
+            state,
+            shutdown: Some(shutdown),
+        })
+    }
+
+    /// The OpenAI base URL, e.g. `http://127.0.0.1:41234/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Bodies of every chat completion request received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        lock(&self.state)
+            .captured
+            .iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .map(|r| r.body.clone())
+            .collect()
+    }
+
+    /// Every request received (chat completions, models, unexpected paths), with headers.
+    pub fn captured(&self) -> Vec<CapturedRequest> {
+        lock(&self.state).captured.clone()
+    }
+
+    /// The last chat completion request body.
+    pub fn last_request(&self) -> Option<Value> {
+        self.requests().pop()
+    }
+
+    /// How many chat completion requests were received.
+    pub fn request_count(&self) -> usize {
+        lock(&self.state)
+            .captured
+            .iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .count()
+    }
+
+    /// Whether a request arrived after the script ran out (each was answered with a 500).
+    pub fn exhausted(&self) -> bool {
+        lock(&self.state).exhausted > 0
+    }
+
+    /// Steps not consumed yet.
+    pub fn remaining_steps(&self) -> usize {
+        lock(&self.state).steps.len()
+    }
+
+    /// Invariant violations seen in requests (`request #N: ...`), and unexpected paths.
+    pub fn violations(&self) -> Vec<String> {
+        lock(&self.state).violations.clone()
+    }
+
+    /// Appends a step to the script.
+    pub fn push_step(&self, step: Step) {
+        lock(&self.state).steps.push_back(step);
+    }
+
+    /// Answers requests without `tools` with `text` from now on, consuming no step.
+    pub fn set_no_tools_text(&self, text: impl Into<String>) {
+        lock(&self.state).no_tools_text = Some(text.into());
+    }
+}
+
+impl Drop for ScriptedLlmServer {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+}
+
+/// What to answer, decided under the lock.
+enum Decision {
+    Step { step: Step, number: usize },
+    Canned { text: String, number: usize },
+    Exhausted(String),
+    NotJson,
+}
+
+fn capture(method: &Method, uri: &Uri, headers: &HeaderMap, body: Value) -> CapturedRequest {
+    CapturedRequest {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+        headers: headers
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_owned(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body,
+    }
+}
+
+async fn chat(
+    State(shared): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
+    let parsed: Option<Value> = serde_json::from_slice(&raw).ok();
+    let body = parsed
+        .clone()
+        .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&raw).into()));
+    let decision = {
+        let mut state = lock(&shared);
+        let number = state.captured.len();
+        state
+            .captured
+            .push(capture(&method, &uri, &headers, body.clone()));
+        match &parsed {
+            None => Decision::NotJson,
+            Some(request) => {
+                let found = check_request(request);
+                state
+                    .violations
+                    .extend(found.into_iter().map(|v| format!("request #{number}: {v}")));
+                let has_tools = request
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .is_some_and(|t| !t.is_empty());
+                if let (false, Some(text)) = (has_tools, state.no_tools_text.clone()) {
+                    Decision::Canned { text, number }
+                } else {
+                    let index = state.scripted;
+                    let next = match &state.responder {
+                        Some(responder) => Some(responder(request, index)),
+                        None => state.steps.pop_front(),
+                    };
+                    match next {
+                        Some(step) => {
+                            state.scripted += 1;
+                            Decision::Step { step, number }
+                        }
+                        None => {
+                            state.exhausted += 1;
+                            Decision::Exhausted(format!(
+                                "scripted LLM: script exhausted after {index} step(s); \
+                                 request #{number} has no answer"
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let shape = RequestShape::of(&body, raw.len());
+    match decision {
+        Decision::NotJson => json_response(
+            StatusCode::BAD_REQUEST,
+            &error_body(
+                "scripted LLM: request body is not JSON",
+                "invalid_request_error",
+            ),
+        ),
+        Decision::Exhausted(message) => {
+            eprintln!("{message}");
+            json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &error_body(&message, "script_exhausted"),
+            )
+        }
+        Decision::Canned { text, number } => reply(&Reply::text(text), &shape, number, false).await,
+        Decision::Step { step, number } => answer(step, &shape, number).await,
+    }
+}
+
+async fn answer(step: Step, shape: &RequestShape, number: usize) -> Response {
+    match step {
+        Step::Reply(r) => reply(&r, shape, number, false).await,
+        Step::Truncated(r) => reply(&r, shape, number, true).await,
+        Step::Error(e) => error(e).await,
+        Step::Garbled { delay_ms } => {
+            sleep_ms(delay_ms).await;
+            garbled(shape)
+        }
+        Step::Raw(r) => raw(r).await,
+    }
+}
+
+async fn sleep_ms(ms: u64) {
+    if ms > 0 {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+}
+
+async fn reply(r: &Reply, shape: &RequestShape, number: usize, truncated: bool) -> Response {
+    sleep_ms(r.delay_ms).await;
+    let rendered = Rendered::new(r, shape, number);
+    if shape.stream {
+        let events = rendered.chunks(shape.include_usage, truncated);
+        return sse_response(events, r.chunk_delay_ms);
+    }
+    let body = rendered.completion().to_string();
+    let body = if truncated { cut_in_half(&body) } else { body };
+    text_response(StatusCode::OK, "application/json", body)
+}
+
+fn cut_in_half(text: &str) -> String {
+    let mut end = text.len() / 2;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+fn sse_response(events: Vec<String>, chunk_delay_ms: u64) -> Response {
+    let stream =
+        futures::stream::iter(events.into_iter().enumerate()).then(move |(i, data)| async move {
+            if i > 0 {
+                sleep_ms(chunk_delay_ms).await;
+            }
+            Ok::<_, Infallible>(Bytes::from(format!("data: {data}\n\n")))
+        });
+    let mut response = Body::from_stream(stream).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+fn garbled(shape: &RequestShape) -> Response {
+    if shape.stream {
+        let events = vec![
+            r#"{"id":"chatcmpl-garbled","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"#
+                .to_owned(),
+            "[DONE]".to_owned(),
+        ];
+        return sse_response(events, 0);
+    }
+    text_response(
+        StatusCode::OK,
+        "application/json",
+        r#"{"id": "chatcmpl-garbled", "choices": [{"message": <<<garbled>>>"#.to_owned(),
+    )
+}
+
+async fn error(e: ErrorReply) -> Response {
+    sleep_ms(e.delay_ms).await;
+    let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = match (e.body, e.content_type) {
+        (Some(Value::String(text)), Some(content_type)) => {
+            text_response(status, &content_type, text)
+        }
+        (Some(Value::String(message)), None) => {
+            json_response(status, &error_body(&message, error_kind(status)))
+        }
+        (Some(other), _) => json_response(status, &other),
+        (None, _) => {
+            let message = format!("scripted error {}", status.as_u16());
+            json_response(status, &error_body(&message, error_kind(status)))
+        }
+    };
+    if let Some(retry_after) = e.retry_after
+        && let Ok(value) = HeaderValue::from_str(&retry_after)
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+fn error_kind(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        401 | 403 => "authentication_error",
+        429 => "rate_limit_error",
+        500.. => "server_error",
+        _ => "invalid_request_error",
+    }
+}
+
+async fn raw(r: RawReply) -> Response {
+    sleep_ms(r.delay_ms).await;
+    let status = if r.status == 0 {
+        StatusCode::OK
+    } else {
+        StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    };
+    let content_type = r.content_type.as_deref().unwrap_or("application/json");
+    let mut response = text_response(status, content_type, r.body);
+    for (name, value) in r.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+fn text_response(status: StatusCode, content_type: &str, body: String) -> Response {
+    let mut response = (status, body).into_response();
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    text_response(status, "application/json", body.to_string())
+}
+
+async fn models(
+    State(shared): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    lock(&shared)
+        .captured
+        .push(capture(&method, &uri, &headers, Value::Null));
+    json_response(
+        StatusCode::OK,
+        &json!({"object": "list", "data": [
+            {"id": "scripted", "object": "model", "created": 1_700_000_000u64, "owned_by": "tandem-testkit"},
+        ]}),
+    )
+}
+
+async fn unexpected(
+    State(shared): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let mut state = lock(&shared);
+    state
+        .violations
+        .push(format!("unexpected request {method} {}", uri.path()));
+    state
+        .captured
+        .push(capture(&method, &uri, &headers, Value::Null));
+    let message = format!("scripted LLM: no route for {method} {}", uri.path());
+    json_response(
+        StatusCode::NOT_FOUND,
+        &error_body(&message, "invalid_request_error"),
+    )
+}
