@@ -38,6 +38,9 @@ pub enum SdkError {
     /// A configuration value is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A prompt template failed to render (a bug in an embedded template).
+    #[error("prompt template: {0}")]
+    Template(String),
     /// The LLM failed.
     #[error(transparent)]
     Llm(#[from] tandem_llm::LlmError),

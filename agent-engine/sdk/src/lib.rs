@@ -15,7 +15,10 @@ mod secrets;
 mod security;
 mod tool;
 
-pub use context::{AgentContext, Skill, load_workspace_skills, render_system_prompt};
+pub use context::{
+    AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, SkillActivation, load_workspace_skills,
+    render_system_prompt,
+};
 pub use error::{Result, SdkError};
 pub use persistence::{
     ConversationMeta, ConversationStore, EventLog, LoadedLog, atomic_write, unmatched_actions,
