@@ -1,1 +1,242 @@
-fn main() {}
+//! `tandem`: run, resume and list agent conversations from the command line.
+//!
+//! `tandem run "task"` starts a conversation in a workspace with the local engine and prints
+//! one line per event; on a terminal it asks before risky actions run (per `--confirm`),
+//! without one it never blocks. Conversations live in `$TANDEM_HOME/conversations`
+//! (default `~/.tandem`), in the OpenHands agent-server layout.
+
+mod drive;
+mod render;
+mod settings;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use tandem_llm::{Llm, OpenAiChat};
+use tandem_protocol::{AgentSpec, ConversationState, LlmConfig};
+use tandem_sdk::{Conversation, ConversationOptions, ConversationStore, Runtime};
+use tandem_testkit::ScriptedLlmServer;
+
+use crate::settings::{LlmFlags, SettingsFile, parse_policy, resolve_llm, tandem_home};
+
+#[derive(Debug, Parser)]
+#[command(name = "tandem", version, about = "Work alongside a coding agent")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Start a conversation with a task and follow it to the end.
+    Run {
+        /// The task for the agent.
+        task: String,
+        /// The workspace folder the agent works in (default: the current folder).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// When to ask before an action runs: always, risky or never.
+        #[arg(long)]
+        confirm: Option<String>,
+        /// Steps per run before the agent stops.
+        #[arg(long, default_value_t = 500)]
+        max_iterations: u32,
+        #[command(flatten)]
+        llm: LlmFlags,
+    },
+    /// Continue a conversation (after a stop, an approval wait or a crash).
+    Resume {
+        /// Conversation id (see `tandem conversations`).
+        id: Option<String>,
+        /// Continue the most recently updated conversation.
+        #[arg(long, conflicts_with = "id")]
+        last: bool,
+        /// A new message for the agent.
+        #[arg(long, short)]
+        message: Option<String>,
+        /// When to ask before an action runs: always, risky or never.
+        #[arg(long)]
+        confirm: Option<String>,
+        #[command(flatten)]
+        llm: LlmFlags,
+    },
+    /// List conversations: id, status, title, cost.
+    Conversations,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TANDEM_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(dispatch(cli.command)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn dispatch(cmd: Cmd) -> Result<u8> {
+    let home = tandem_home()?;
+    let settings = SettingsFile::load(&home)?;
+    let store = ConversationStore::new(home.join("conversations"));
+    match cmd {
+        Cmd::Run { task, workspace, confirm, max_iterations, llm } => {
+            if task.trim().is_empty() {
+                bail!("the task is empty: say what the agent should do");
+            }
+            let workspace = match workspace {
+                Some(w) => w,
+                None => std::env::current_dir().context("cannot read the current folder")?,
+            };
+            std::fs::create_dir_all(&workspace).with_context(|| format!("cannot create workspace {}", workspace.display()))?;
+            let workspace = workspace.canonicalize().with_context(|| format!("cannot resolve workspace {}", workspace.display()))?;
+            let policy = parse_policy(confirm.as_deref().or(settings.confirm.as_deref()).unwrap_or("never"))?;
+            let (config, demo) = llm_for(&llm, &settings, None, &workspace)?;
+            let llm_client = client(&config)?;
+            let mut options = ConversationOptions::new(AgentSpec::default_for(config), workspace.clone());
+            options.confirmation_policy = policy;
+            options.max_iterations = max_iterations;
+            warn_local(&workspace, demo.is_some());
+            let handle = Conversation::create(&store, options, runtime_for(llm_client)).await?;
+            eprintln!("· conversation {}", handle.id());
+            let outcome = drive::follow(&handle, Some(task)).await?;
+            handle.close().await?;
+            drop(demo);
+            Ok(outcome.code())
+        }
+        Cmd::Resume { id, last, message, confirm, llm } => {
+            let id = match (id, last) {
+                (Some(id), _) => id,
+                (None, true) => latest(&store)?.context("no conversations yet")?,
+                (None, false) => bail!("name a conversation id or pass --last"),
+            };
+            let state = read_state(&store, &id)?;
+            let workspace = PathBuf::from(&state.workspace.working_dir);
+            let (config, demo) = llm_for(&llm, &settings, Some(&state.agent.llm), &workspace)?;
+            let llm_client = client(&config)?;
+            warn_local(&workspace, demo.is_some());
+            let (handle, warnings) = Conversation::open(&store, &id, runtime_for(llm_client)).await?;
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            if let Some(c) = confirm.or(settings.confirm.clone()) {
+                handle.set_confirmation_policy(parse_policy(&c)?).await?;
+            }
+            eprintln!("· conversation {} ({})", handle.id(), handle.status().as_str());
+            let outcome = drive::follow(&handle, message).await?;
+            handle.close().await?;
+            drop(demo);
+            Ok(outcome.code())
+        }
+        Cmd::Conversations => {
+            list(&store)?;
+            Ok(0)
+        }
+    }
+}
+
+/// The LLM config, plus the demo server when `--llm demo` asked for it.
+fn llm_for(
+    flags: &LlmFlags,
+    settings: &SettingsFile,
+    base: Option<&LlmConfig>,
+    workspace: &std::path::Path,
+) -> Result<(LlmConfig, Option<ScriptedLlmServer>)> {
+    match flags.llm.as_deref() {
+        Some("demo") => {
+            let server = ScriptedLlmServer::with_responder(tandem_testkit::demo_responder(&workspace.to_string_lossy()));
+            let mut config = LlmConfig::new("openai/tandem-demo");
+            config.base_url = Some(server.base_url());
+            config.num_retries = 0;
+            eprintln!("· demo mode: a scripted LLM on {} plays the agent (no provider needed)", server.base_url());
+            return Ok((config, Some(server)));
+        }
+        Some(other) => bail!("unknown --llm `{other}`: the only built-in LLM is `demo`"),
+        None => {}
+    }
+    match resolve_llm(flags, settings, base)? {
+        Some(c) => Ok((c, None)),
+        None => bail!(
+            "no LLM configured: pass --model provider/model (and --base-url/--api-key), set LLM_MODEL, LLM_BASE_URL and LLM_API_KEY, or try `--llm demo`"
+        ),
+    }
+}
+
+fn client(config: &LlmConfig) -> Result<Arc<dyn Llm>> {
+    Ok(Arc::new(OpenAiChat::new(config.clone())?))
+}
+
+fn runtime_for(llm: Arc<dyn Llm>) -> Runtime {
+    Runtime { llm, tools: tandem_tools::default_tools(None) }
+}
+
+fn warn_local(workspace: &std::path::Path, demo: bool) {
+    let _ = demo;
+    eprintln!("warning: local mode: the agent runs commands on this machine, in {}", workspace.display());
+}
+
+fn read_state(store: &ConversationStore, id: &str) -> Result<ConversationState> {
+    let path = store.dir_for(id).join("base_state.json");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("conversation {id} not found ({})", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("corrupt conversation state {}", path.display()))
+}
+
+fn latest(store: &ConversationStore) -> Result<Option<String>> {
+    let mut metas = store.list()?;
+    metas.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    Ok(metas.into_iter().next().map(|m| m.id))
+}
+
+fn list(store: &ConversationStore) -> Result<()> {
+    let mut metas = store.list()?;
+    metas.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    if metas.is_empty() {
+        println!("no conversations yet; start one with: tandem run \"task\"");
+        return Ok(());
+    }
+    println!("{:<36}  {:<24}  {:>9}  {:<19}  TITLE", "ID", "STATUS", "COST", "UPDATED");
+    for m in metas {
+        let (status, cost) = match read_state(store, &m.id) {
+            Ok(s) => (s.execution_status.as_str().to_owned(), s.stats.total_cost()),
+            Err(_) => ("unreadable".to_owned(), 0.0),
+        };
+        let id = uuid_dashed(&m.id);
+        let updated: String = m.updated_at.chars().take(19).collect::<String>().replace('T', " ");
+        let title = m.title.as_deref().unwrap_or("");
+        println!("{id:<36}  {status:<24}  {:>9}  {updated:<19}  {}", format!("${cost:.4}"), render::first_line(title, 60));
+    }
+    Ok(())
+}
+
+fn uuid_dashed(id: &str) -> String {
+    uuid_parse(id).unwrap_or_else(|| id.to_owned())
+}
+
+fn uuid_parse(id: &str) -> Option<String> {
+    let hex: String = id.chars().filter(|c| *c != '-').collect();
+    (hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]))
+}

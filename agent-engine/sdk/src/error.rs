@@ -44,6 +44,9 @@ pub enum SdkError {
     /// The LLM failed.
     #[error(transparent)]
     Llm(#[from] tandem_llm::LlmError),
+    /// A run is already in progress (`run` while running).
+    #[error("conversation already running; wait for it to finish or pause it first")]
+    AlreadyRunning,
     /// The conversation's actor is gone.
     #[error("the conversation has shut down")]
     Closed,

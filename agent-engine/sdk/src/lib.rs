@@ -8,21 +8,30 @@
 //!
 //! Depends on `tandem-protocol` and `tandem-llm`; knows nothing of HTTP servers or Tauri.
 
+mod agent;
 mod context;
+mod conversation;
 mod error;
 mod persistence;
 mod secrets;
 mod security;
+mod stuck;
 mod tool;
 
 pub use context::{
     AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, SkillActivation, load_workspace_skills,
     render_system_prompt,
 };
+pub use agent::{llm_view, tool_schemas};
+pub use conversation::{
+    Command, Conversation, ConversationHandle, ConversationOptions, ConversationView, RunState,
+    Runtime,
+};
 pub use error::{Result, SdkError};
 pub use persistence::{
     ConversationMeta, ConversationStore, EventLog, LoadedLog, atomic_write, unmatched_actions,
 };
-pub use secrets::{Masker, SECRET_MASK};
+pub use secrets::{Masker, SECRET_MASK, SecretRegistry, SecretSource};
 pub use security::RuleAnalyzer;
+pub use stuck::{StuckDetector, StuckReason};
 pub use tool::{Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolRegistry};

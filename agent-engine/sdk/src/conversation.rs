@@ -1,0 +1,149 @@
+//! The conversation: an actor that owns the state and the event log of one conversation.
+//!
+//! Commands arrive on a channel ([`ConversationHandle`] sends them); the actor is the only
+//! writer of state. Every event is persisted before it is broadcast or becomes visible to
+//! readers. The run loop's slow parts (the LLM call, a tool) run as owned futures the actor
+//! polls alongside its command channel, so pause, interrupt and new messages are handled while
+//! a step is in flight.
+
+mod actor;
+mod handle;
+mod replay;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tandem_llm::Llm;
+use tandem_protocol::{AgentSpec, ConfirmationPolicy, Extra, Message};
+use tokio::sync::oneshot;
+
+pub use handle::{ConversationHandle, ConversationView, RunState};
+
+use crate::error::Result;
+use crate::secrets::SecretSource;
+use crate::tool::Tool;
+
+/// How to create a conversation.
+#[derive(Debug, Clone)]
+pub struct ConversationOptions {
+    /// Id (dashed UUID); a new one when `None`.
+    pub id: Option<String>,
+    /// The agent: LLM config (its key is never persisted), tools, prompt settings.
+    pub agent: AgentSpec,
+    /// The workspace directory (absolute).
+    pub workspace: PathBuf,
+    /// When actions wait for approval.
+    pub confirmation_policy: ConfirmationPolicy,
+    /// Steps per run before it stops.
+    pub max_iterations: u32,
+    /// Whether stuck loops are stopped.
+    pub stuck_detection: bool,
+    /// Initial secrets.
+    pub secrets: Vec<(String, SecretSource)>,
+    /// Free-form tags.
+    pub tags: BTreeMap<String, String>,
+    /// Fields kept in `meta.json` as given (e.g. the server's start request).
+    pub meta_extra: Extra,
+}
+
+impl ConversationOptions {
+    /// Options with upstream's defaults: never confirm, 500 iterations, stuck detection on.
+    pub fn new(agent: AgentSpec, workspace: PathBuf) -> Self {
+        Self {
+            id: None,
+            agent,
+            workspace,
+            confirmation_policy: ConfirmationPolicy::NeverConfirm,
+            max_iterations: 500,
+            stuck_detection: true,
+            secrets: Vec::new(),
+            tags: BTreeMap::new(),
+            meta_extra: Extra::new(),
+        }
+    }
+}
+
+/// The live parts an agent runs with: what cannot be persisted.
+#[derive(Clone)]
+pub struct Runtime {
+    /// The agent's LLM (built by the caller from the config plus a key from flags, env or
+    /// the keyring).
+    pub llm: Arc<dyn Llm>,
+    /// The tools, fresh for this conversation (the terminal holds a shell).
+    pub tools: Vec<Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("model", &self.llm.config().model).finish_non_exhaustive()
+    }
+}
+
+/// Entry points: create or open a conversation and get its handle.
+#[derive(Debug)]
+pub struct Conversation;
+
+/// What the actor is asked to do. Each carries a reply channel.
+#[derive(Debug)]
+pub enum Command {
+    /// Append a user message; start the loop if `run` and it is not running.
+    SendMessage {
+        /// The message.
+        message: Message,
+        /// Start running after appending.
+        run: bool,
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Start the loop (approves pending actions when waiting for confirmation).
+    Run {
+        /// Done, or `AlreadyRunning`.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Stop after the in-flight step.
+    Pause {
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Cancel the in-flight LLM call or tool now.
+    Interrupt {
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Approve (and run) or reject the pending actions.
+    RespondToConfirmation {
+        /// Approve?
+        accept: bool,
+        /// Why not, for the model.
+        reason: Option<String>,
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Change the confirmation policy.
+    SetConfirmationPolicy {
+        /// The new policy.
+        policy: ConfirmationPolicy,
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Add or replace secrets.
+    UpdateSecrets {
+        /// Name and source of each.
+        secrets: Vec<(String, SecretSource)>,
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Set the title.
+    SetTitle {
+        /// The title.
+        title: String,
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Stop everything, release tools, save state; the actor ends.
+    Close {
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+}

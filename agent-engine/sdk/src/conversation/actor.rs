@@ -1,0 +1,892 @@
+//! The actor task: the single writer of a conversation's state and log, and its run loop.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
+use tandem_protocol::{
+    Action, ActionEvent, ConversationErrorEvent, ConversationState, ErrorClassification,
+    Event, EventBase, ExecutionStatus, Extra, InterruptEvent, Message, MessageEvent, Metrics,
+    Observation, ObservationEvent, PauseEvent, ResponseLatency, Role, Source, StreamingDeltaEvent,
+    SystemPromptEvent, TextContent, UserRejectObservation,
+};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::handle::{ConversationHandle, ConversationView, RunState, Shared};
+use super::replay::{apply_update, replay, title_from};
+use super::{Command, Conversation, ConversationOptions, Runtime};
+use crate::agent::{agent_error, llm_view, propose_actions, tool_definitions_json, tool_schemas};
+use crate::context::{AgentContext, PromptVars, load_workspace_skills, render_system_prompt};
+use crate::error::{Result, SdkError};
+use crate::persistence::{ConversationMeta, ConversationStore, EventLog, unmatched_actions};
+use crate::secrets::{Masker, SecretRegistry};
+use crate::security::RuleAnalyzer;
+use crate::stuck::StuckDetector;
+use crate::tool::{ToolContext, ToolRegistry};
+
+/// What the recovery writes for a tool that was running when the engine stopped.
+pub const RESTART_ERROR: &str = "A restart occurred while this tool was in progress. It may have partially run: check its effects before running it again.";
+
+/// Result of the slow part of a step.
+enum Phase {
+    Llm(std::result::Result<LlmResponse, LlmError>),
+    Tool(Box<ActionEvent>, Observation),
+}
+
+struct InFlight {
+    cancel: CancellationToken,
+    future: BoxFuture<'static, Phase>,
+    is_llm: bool,
+}
+
+struct Actor {
+    shared: Arc<Shared>,
+    store: ConversationStore,
+    log: EventLog,
+    llm: Arc<dyn Llm>,
+    tools: ToolRegistry,
+    schemas: Vec<serde_json::Value>,
+    context: AgentContext,
+    context_warnings: Vec<String>,
+    analyzer: RuleAnalyzer,
+    secrets: SecretRegistry,
+    masker: Masker,
+    workspace: PathBuf,
+    http: reqwest::Client,
+    /// The loop is alive.
+    active: bool,
+    /// Stop when the in-flight step is done.
+    pause_requested: bool,
+    /// LLM calls in this run.
+    iterations: u32,
+    /// Approved actions still to execute, in order.
+    queue: VecDeque<ActionEvent>,
+    /// Actions waiting for the user's decision.
+    awaiting: Vec<ActionEvent>,
+    inflight: Option<InFlight>,
+    /// Set when persisting failed: the run stops and nothing more is acknowledged.
+    broken: Option<String>,
+}
+
+impl Conversation {
+    /// Creates a conversation in `store` and starts its actor.
+    pub async fn create(store: &ConversationStore, options: ConversationOptions, runtime: Runtime) -> Result<ConversationHandle> {
+        let id = match &options.id {
+            Some(id) => normalise_id(id)?,
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let workspace = absolute(&options.workspace)?;
+        let mut secrets = SecretRegistry::new();
+        secrets.update(options.secrets.clone());
+        let dir = store.dir_for(&id)?;
+        let mut agent = options.agent.clone();
+        agent.llm = agent.llm.without_key();
+        let state = ConversationState {
+            id: id.clone(),
+            agent,
+            workspace: tandem_protocol::WorkspaceSpec::local(workspace.to_string_lossy()),
+            persistence_dir: Some(dir.to_string_lossy().into_owned()),
+            max_iterations: options.max_iterations,
+            stuck_detection: options.stuck_detection,
+            execution_status: ExecutionStatus::Idle,
+            confirmation_policy: options.confirmation_policy.clone(),
+            security_analyzer: None,
+            activated_knowledge_skills: Vec::new(),
+            last_user_message_id: None,
+            leaf_event_id: None,
+            stats: Default::default(),
+            secret_registry: secrets.redacted_json(),
+            tags: options.tags.clone(),
+            extra: Extra::new(),
+        };
+        let mut meta = ConversationMeta::new(&id, None, chrono::Utc::now());
+        meta.extra = options.meta_extra.clone();
+        let (dir, log) = store.create(&state, &meta)?;
+        Ok(spawn(store.clone(), dir, log, state, meta, Vec::new(), secrets, runtime, Vec::new()))
+    }
+
+    /// Opens a persisted conversation (upstream-written ones too) and starts its actor.
+    /// A conversation that was running when the engine stopped gets an error for each tool
+    /// that was in progress and status `error`; `run` resumes it. Returns the load warnings.
+    pub async fn open(store: &ConversationStore, id: &str, runtime: Runtime) -> Result<(ConversationHandle, Vec<String>)> {
+        let (mut state, meta, log, loaded) = store.load(id)?;
+        let events = loaded.events;
+        let warnings = loaded.warnings;
+        replay(&mut state, &events);
+        let awaiting: Vec<ActionEvent> = if state.execution_status == ExecutionStatus::WaitingForConfirmation {
+            unmatched_actions(&events).into_iter().cloned().collect()
+        } else {
+            Vec::new()
+        };
+        let dir = store.dir_for(&state.id)?;
+        let handle = spawn(store.clone(), dir, log, state, meta, events, SecretRegistry::new(), runtime, awaiting);
+        Ok((handle, warnings))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn spawn(
+    store: ConversationStore,
+    dir: PathBuf,
+    log: EventLog,
+    state: ConversationState,
+    meta: ConversationMeta,
+    events: Vec<Event>,
+    secrets: SecretRegistry,
+    runtime: Runtime,
+    awaiting: Vec<ActionEvent>,
+) -> ConversationHandle {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (events_tx, _) = broadcast::channel(4096);
+    let (runs, _) = watch::channel(RunState::default());
+    let workspace = PathBuf::from(&state.workspace.working_dir);
+    let recover = state.execution_status == ExecutionStatus::Running;
+    let shared = Arc::new(Shared {
+        id: state.id.clone(),
+        dir,
+        commands: tx,
+        view: RwLock::new(ConversationView { state, meta, events }),
+        events_tx,
+        runs,
+    });
+    let mut tools = ToolRegistry::new();
+    for t in runtime.tools {
+        tools.register(t);
+    }
+    let (context, context_warnings) = build_context(&shared, &workspace);
+    let ask_risk = shared_view(&shared, |v| {
+        v.state.agent.system_prompt_kwargs.get("llm_security_analyzer").and_then(|b| b.as_bool()).unwrap_or(true)
+    });
+    let masker = secrets.masker();
+    let actor = Actor {
+        schemas: tool_schemas(&tools, ask_risk),
+        shared: shared.clone(),
+        store,
+        log,
+        llm: runtime.llm,
+        tools,
+        context,
+        context_warnings,
+        analyzer: RuleAnalyzer::default(),
+        secrets,
+        masker,
+        workspace,
+        http: reqwest::Client::new(),
+        active: false,
+        pause_requested: false,
+        iterations: 0,
+        queue: VecDeque::new(),
+        awaiting,
+        inflight: None,
+        broken: None,
+    };
+    tokio::spawn(actor.run(rx, recover));
+    ConversationHandle { shared }
+}
+
+fn shared_view<T>(shared: &Shared, f: impl FnOnce(&ConversationView) -> T) -> T {
+    match shared.view.read() {
+        Ok(g) => f(&g),
+        Err(p) => f(&p.into_inner()),
+    }
+}
+
+fn build_context(shared: &Shared, workspace: &std::path::Path) -> (AgentContext, Vec<String>) {
+    let mut warnings = Vec::new();
+    let spec = shared_view(shared, |v| v.state.agent.agent_context.clone());
+    let mut context = match spec {
+        Some(json) => AgentContext::from_json(&json).unwrap_or_else(|e| {
+            warnings.push(format!("agent_context: {e}"));
+            AgentContext::default()
+        }),
+        None => AgentContext::default(),
+    };
+    let (skills, skill_warnings) = load_workspace_skills(workspace);
+    warnings.extend(skill_warnings);
+    context.add_project_skills(skills);
+    (context, warnings)
+}
+
+fn normalise_id(id: &str) -> Result<String> {
+    uuid::Uuid::parse_str(id)
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|e| SdkError::Config(format!("conversation id `{id}` is not a UUID: {e}")))
+}
+
+fn absolute(p: &std::path::Path) -> Result<PathBuf> {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map_err(|e| SdkError::io("resolve", p, e))?.join(p)
+    };
+    std::fs::create_dir_all(&abs).map_err(|e| SdkError::io("create workspace", &abs, e))?;
+    abs.canonicalize().map_err(|e| SdkError::io("resolve workspace", &abs, e))
+}
+
+
+impl Actor {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>, recover: bool) {
+        if recover {
+            self.recover_from_crash();
+        }
+        for w in std::mem::take(&mut self.context_warnings) {
+            tracing::warn!(conversation = %self.shared.id, "{w}");
+        }
+        loop {
+            while self.active && self.inflight.is_none() {
+                self.advance().await;
+            }
+            let mut inflight = self.inflight.take();
+            tokio::select! {
+                cmd = rx.recv() => {
+                    self.inflight = inflight;
+                    match cmd {
+                        Some(Command::Close { reply }) => {
+                            self.close();
+                            let _ = reply.send(Ok(()));
+                            return;
+                        }
+                        Some(cmd) => self.handle(cmd).await,
+                        None => {
+                            self.close();
+                            return;
+                        }
+                    }
+                }
+                phase = async {
+                    match inflight.as_mut() {
+                        Some(f) => (&mut f.future).await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    self.on_phase_done(phase).await;
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(f) = self.inflight.take() {
+            f.cancel.cancel();
+        }
+        self.tools.close_all();
+        if self.active {
+            self.end_run(None);
+        }
+        self.save_state();
+    }
+
+    // ----- events -----
+
+    /// Persists, then publishes. Nothing is visible before it is on disk.
+    fn emit(&mut self, event: Event) -> Option<String> {
+        if let Some(reason) = &self.broken {
+            tracing::error!(conversation = %self.shared.id, "not recording event: {reason}");
+            return None;
+        }
+        let event = self.mask_event(event);
+        if let Err(e) = self.log.append(&event) {
+            let msg = format!("could not persist an event: {e}");
+            tracing::error!(conversation = %self.shared.id, "{msg}");
+            self.broken = Some(msg.clone());
+            self.active = false;
+            let err = Event::ConversationError(ConversationErrorEvent {
+                base: EventBase::new(Source::Environment, None),
+                code: "PersistenceError".into(),
+                detail: msg,
+                classification: Some(ErrorClassification::internal()),
+                extra: Extra::new(),
+            });
+            let _ = self.shared.events_tx.send(err);
+            return None;
+        }
+        let id = event.id().to_owned();
+        let mut view = self.write_view();
+        if let Event::StateUpdate(u) = &event {
+            apply_update(&mut view.state, &u.key, &u.value);
+        } else {
+            view.state.leaf_event_id = Some(id.clone());
+        }
+        view.events.push(event.clone());
+        let _ = self.shared.events_tx.send(event);
+        Some(id)
+    }
+
+    fn mask_event(&self, event: Event) -> Event {
+        if self.masker.is_empty() {
+            return event;
+        }
+        let Ok(mut value) = serde_json::to_value(&event) else { return event };
+        let before = value.clone();
+        self.masker.mask_json(&mut value);
+        if value == before {
+            return event;
+        }
+        serde_json::from_value(value).unwrap_or(event)
+    }
+
+    fn write_view(&self) -> std::sync::RwLockWriteGuard<'_, ConversationView> {
+        match self.shared.view.write() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    fn leaf(&self) -> Option<String> {
+        shared_view(&self.shared, |v| v.state.leaf_event_id.clone())
+    }
+
+    fn status(&self) -> ExecutionStatus {
+        shared_view(&self.shared, |v| v.state.execution_status)
+    }
+
+    fn set_status(&mut self, status: ExecutionStatus) {
+        if self.status() != status {
+            let leaf = self.leaf();
+            self.emit(Event::state_update("execution_status", serde_json::json!(status.as_str()), leaf));
+        }
+    }
+
+    fn save_state(&mut self) {
+        let (state, mut meta) = shared_view(&self.shared, |v| (v.state.clone(), v.meta.clone()));
+        let mut state = state;
+        state.secret_registry = self.secrets.redacted_json();
+        meta.updated_at = chrono::Utc::now();
+        meta.metrics = serde_json::to_value(&state.stats).ok();
+        if let Err(e) = self.store.save_state(&self.shared.dir, &state) {
+            tracing::error!(conversation = %self.shared.id, "saving state: {e}");
+        }
+        if let Err(e) = self.store.save_meta(&self.shared.dir, &meta) {
+            tracing::error!(conversation = %self.shared.id, "saving metadata: {e}");
+        }
+        self.write_view().meta = meta;
+    }
+
+    fn conversation_error(&mut self, code: &str, detail: String, classification: ErrorClassification) {
+        let leaf = self.leaf();
+        self.emit(Event::ConversationError(ConversationErrorEvent {
+            base: EventBase::new(Source::Environment, leaf),
+            code: code.to_owned(),
+            detail,
+            classification: Some(classification),
+            extra: Extra::new(),
+        }));
+    }
+
+    // ----- commands -----
+
+    async fn handle(&mut self, cmd: Command) {
+        match cmd {
+            Command::SendMessage { message, run, reply } => {
+                let r = self.append_user_message(message);
+                if r.is_ok() && run && !self.active {
+                    let _ = self.start_run();
+                }
+                let _ = reply.send(r);
+            }
+            Command::Run { reply } => {
+                let _ = reply.send(self.start_run());
+            }
+            Command::Pause { reply } => {
+                if self.active {
+                    self.pause_requested = true;
+                    let leaf = self.leaf();
+                    self.emit(Event::Pause(PauseEvent::new(Source::User, leaf)));
+                    self.set_status(ExecutionStatus::Paused);
+                } else if self.status() == ExecutionStatus::Idle {
+                    self.set_status(ExecutionStatus::Paused);
+                }
+                let _ = reply.send(Ok(()));
+            }
+            Command::Interrupt { reply } => {
+                self.interrupt();
+                let _ = reply.send(Ok(()));
+            }
+            Command::RespondToConfirmation { accept, reason, reply } => {
+                let r = if accept {
+                    match self.start_run() {
+                        Err(SdkError::AlreadyRunning) => Ok(()),
+                        other => other,
+                    }
+                } else {
+                    self.reject_pending(reason.unwrap_or_else(|| "User rejected the action.".to_owned()));
+                    Ok(())
+                };
+                let _ = reply.send(r);
+            }
+            Command::SetConfirmationPolicy { policy, reply } => {
+                let value = serde_json::to_value(&policy).unwrap_or_default();
+                let leaf = self.leaf();
+                self.emit(Event::state_update("confirmation_policy", value, leaf));
+                self.save_state();
+                let _ = reply.send(Ok(()));
+            }
+            Command::UpdateSecrets { secrets, reply } => {
+                self.secrets.update(secrets);
+                self.masker = self.secrets.masker();
+                self.write_view().state.secret_registry = self.secrets.redacted_json();
+                self.save_state();
+                let _ = reply.send(Ok(()));
+            }
+            Command::SetTitle { title, reply } => {
+                self.write_view().meta.title = Some(title);
+                self.save_state();
+                let _ = reply.send(Ok(()));
+            }
+            Command::Close { reply } => {
+                self.close();
+                let _ = reply.send(Ok(()));
+            }
+        }
+    }
+
+    fn append_user_message(&mut self, mut message: Message) -> Result<()> {
+        if message.role != Role::User {
+            return Err(SdkError::InvalidState(format!("messages sent to the agent must have role `user`, not `{:?}`", message.role)));
+        }
+        if let Some(reason) = &self.broken {
+            return Err(SdkError::InvalidState(reason.clone()));
+        }
+        self.ensure_system_prompt()?;
+        if self.status() == ExecutionStatus::Finished {
+            self.set_status(ExecutionStatus::Idle);
+        }
+        let text = message.text();
+        let decorated = self.context.decorate_user_message(&text);
+        if decorated != text {
+            message.content.retain(|c| c.as_text().is_none());
+            message.content.insert(0, tandem_protocol::Content::text(decorated));
+        }
+        let activation = self.context.activate(&text);
+        let leaf = self.leaf();
+        let event = MessageEvent {
+            base: EventBase::new(Source::User, leaf),
+            llm_message: message,
+            llm_response_id: None,
+            activated_skills: activation.activated_skills.clone(),
+            extended_content: activation.extended_content.iter().map(tandem_protocol::Content::text).collect(),
+            sender: None,
+            critic_result: None,
+            extra: Extra::new(),
+        };
+        let Some(id) = self.emit(Event::Message(event)) else {
+            return Err(SdkError::InvalidState(self.broken.clone().unwrap_or_default()));
+        };
+        if !activation.activated_skills.is_empty() {
+            let mut view = self.write_view();
+            for n in &activation.activated_skills {
+                if !view.state.activated_knowledge_skills.contains(n) {
+                    view.state.activated_knowledge_skills.push(n.clone());
+                }
+            }
+        }
+        self.emit(Event::state_update("last_user_message_id", serde_json::json!(id), Some(id.clone())));
+        let needs_title = shared_view(&self.shared, |v| v.meta.title.is_none());
+        if needs_title && !text.trim().is_empty() {
+            self.write_view().meta.title = Some(title_from(&text));
+            self.save_state();
+        }
+        Ok(())
+    }
+
+    fn ensure_system_prompt(&mut self) -> Result<()> {
+        let has = shared_view(&self.shared, |v| v.events.iter().any(|e| matches!(e, Event::SystemPrompt(_))));
+        if has {
+            return Ok(());
+        }
+        let kwargs = shared_view(&self.shared, |v| v.state.agent.system_prompt_kwargs.clone());
+        let flag = |k: &str, default: bool| kwargs.get(k).and_then(|v| v.as_bool()).unwrap_or(default);
+        let mut vars = PromptVars::new(&self.workspace);
+        vars.cli_mode = flag("cli_mode", true);
+        vars.llm_security_analyzer = flag("llm_security_analyzer", true);
+        vars.tools = self.tools.names().iter().map(|s| s.to_string()).collect();
+        let text = render_system_prompt(&self.context, &vars)?;
+        let event = SystemPromptEvent {
+            base: EventBase::new(Source::Agent, None),
+            system_prompt: TextContent::new(text),
+            tools: tool_definitions_json(&self.tools),
+            dynamic_context: None,
+            extra: Extra::new(),
+        };
+        self.emit(Event::SystemPrompt(event));
+        Ok(())
+    }
+
+    fn start_run(&mut self) -> Result<()> {
+        if self.active {
+            return Err(SdkError::AlreadyRunning);
+        }
+        if let Some(reason) = &self.broken {
+            return Err(SdkError::InvalidState(reason.clone()));
+        }
+        let has_user_message = shared_view(&self.shared, |v| {
+            v.events.iter().any(|e| matches!(e, Event::Message(m) if m.base.source == Source::User))
+        });
+        if !has_user_message {
+            return Err(SdkError::InvalidState("nothing to run: send a message first".into()));
+        }
+        // Approving: what waited runs first, in order.
+        self.queue.extend(self.awaiting.drain(..));
+        self.active = true;
+        self.pause_requested = false;
+        self.iterations = 0;
+        self.set_status(ExecutionStatus::Running);
+        self.shared.runs.send_modify(|r| r.active = true);
+        Ok(())
+    }
+
+    fn interrupt(&mut self) {
+        if !self.active {
+            return;
+        }
+        if let Some(f) = &self.inflight {
+            if f.is_llm {
+                // The cancelled reply never becomes an event.
+                self.inflight = None;
+            } else {
+                // The tool stops and kills what it started; its observation still arrives.
+                f.cancel.cancel();
+            }
+        }
+        let leaf = self.leaf();
+        self.emit(Event::Interrupt(InterruptEvent::new(Source::User, leaf)));
+        self.pause_requested = true;
+        let reason = "Interrupted by the user before it ran.".to_owned();
+        for action in std::mem::take(&mut self.queue) {
+            self.record_reject(&action, &reason);
+        }
+        if self.inflight.is_none() {
+            self.end_run(Some(ExecutionStatus::Paused));
+        } else {
+            self.set_status(ExecutionStatus::Paused);
+        }
+    }
+
+    fn reject_pending(&mut self, reason: String) {
+        let pending = std::mem::take(&mut self.awaiting);
+        if pending.is_empty() {
+            return;
+        }
+        for action in &pending {
+            self.record_reject(action, &reason);
+        }
+        self.set_status(ExecutionStatus::Idle);
+        self.save_state();
+    }
+
+    fn record_reject(&mut self, action: &ActionEvent, reason: &str) {
+        self.emit(Event::UserReject(UserRejectObservation {
+            base: EventBase::new(Source::Environment, Some(action.base.id.clone())),
+            tool_name: action.tool_name.clone(),
+            tool_call_id: action.tool_call_id.clone(),
+            rejection_reason: reason.to_owned(),
+            rejection_source: "user".into(),
+            action_id: action.base.id.clone(),
+            extra: Extra::new(),
+        }));
+    }
+
+    // ----- the loop -----
+
+    /// Starts the next slow part, or ends the run.
+    async fn advance(&mut self) {
+        if self.broken.is_some() {
+            self.end_run(Some(ExecutionStatus::Error));
+            return;
+        }
+        if let Some(action) = self.queue.pop_front() {
+            self.start_tool(action).await;
+            return;
+        }
+        if self.pause_requested {
+            self.end_run(Some(ExecutionStatus::Paused));
+            return;
+        }
+        let (max, stuck_on, status) = shared_view(&self.shared, |v| {
+            (v.state.max_iterations, v.state.stuck_detection, v.state.execution_status)
+        });
+        if status != ExecutionStatus::Running {
+            self.end_run(None);
+            return;
+        }
+        if stuck_on {
+            let reason = shared_view(&self.shared, |v| StuckDetector.check(&v.events));
+            if let Some(reason) = reason {
+                self.conversation_error(
+                    "StuckDetected",
+                    format!("Stopped: {}.", reason.0),
+                    ErrorClassification { kind: "agent_action".into(), retryable: true, user_action: "retry".into(), error_id: None },
+                );
+                self.end_run(Some(ExecutionStatus::Stuck));
+                return;
+            }
+        }
+        if self.iterations >= max {
+            self.conversation_error(
+                "MaxIterationsReached",
+                format!("The agent reached the maximum of {max} iterations for one run. Send a message or run again to continue."),
+                ErrorClassification { kind: "agent_action".into(), retryable: true, user_action: "retry".into(), error_id: None },
+            );
+            self.end_run(Some(ExecutionStatus::Error));
+            return;
+        }
+        self.iterations += 1;
+        self.start_llm_call();
+    }
+
+    fn start_llm_call(&mut self) {
+        let messages = shared_view(&self.shared, |v| llm_view(&v.events));
+        let messages = mask_messages(messages, &self.masker);
+        let on_delta = self.llm.config().stream.then(|| self.delta_forwarder());
+        let request = LlmRequest {
+            messages,
+            tools: self.schemas.clone(),
+            prompt_cache_key: Some(self.shared.id.clone()),
+            on_delta,
+        };
+        let cancel = CancellationToken::new();
+        let llm = self.llm.clone();
+        let token = cancel.clone();
+        let future = async move { Phase::Llm(llm.completion(request, token).await) }.boxed();
+        self.inflight = Some(InFlight { cancel, future, is_llm: true });
+    }
+
+    /// Streams deltas to subscribers as transient events.
+    fn delta_forwarder(&self) -> mpsc::UnboundedSender<tandem_llm::StreamDelta> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<tandem_llm::StreamDelta>();
+        let events = self.shared.events_tx.clone();
+        let masker = self.masker.clone();
+        tokio::spawn(async move {
+            while let Some(d) = rx.recv().await {
+                let _ = events.send(Event::StreamingDelta(StreamingDeltaEvent {
+                    base: EventBase::new(Source::Agent, None),
+                    content: d.content.map(|c| masker.mask(&c)),
+                    reasoning_content: d.reasoning_content.map(|c| masker.mask(&c)),
+                    extra: Extra::new(),
+                }));
+            }
+        });
+        tx
+    }
+
+    async fn start_tool(&mut self, action_event: ActionEvent) {
+        let (Some(action), Some(tool)) = (action_event.action.clone(), self.tools.get(&action_event.tool_name).cloned()) else {
+            return;
+        };
+        let command = match &action {
+            Action::Terminal(t) => t.command.clone(),
+            _ => String::new(),
+        };
+        let (env, errors) = if command.is_empty() || self.secrets.is_empty() {
+            (Default::default(), Vec::new())
+        } else {
+            self.secrets.env_for(&command, &self.http).await
+        };
+        self.masker = self.secrets.masker();
+        for e in errors {
+            tracing::warn!(conversation = %self.shared.id, "{e}");
+        }
+        let cancel = CancellationToken::new();
+        let ctx = ToolContext {
+            cancel: cancel.clone(),
+            working_dir: self.workspace.clone(),
+            conversation_dir: Some(self.shared.dir.clone()),
+            env,
+            masker: self.masker.clone(),
+        };
+        let ev = Box::new(action_event);
+        let future = async move {
+            let obs = tool.execute(&action, ctx).await;
+            Phase::Tool(ev, obs)
+        }
+        .boxed();
+        self.inflight = Some(InFlight { cancel, future, is_llm: false });
+    }
+
+    async fn on_phase_done(&mut self, phase: Phase) {
+        match phase {
+            Phase::Llm(Ok(response)) => self.on_llm_response(response),
+            Phase::Llm(Err(LlmError::Cancelled)) => {}
+            Phase::Llm(Err(e)) => {
+                let classification = ErrorClassification {
+                    kind: if e.is_retryable() { "transient".into() } else { "llm".into() },
+                    retryable: e.is_retryable(),
+                    user_action: if matches!(e, LlmError::Auth { .. } | LlmError::Config(_)) { "fix_config".into() } else { "retry".into() },
+                    error_id: None,
+                };
+                self.conversation_error(e.code(), e.to_string(), classification);
+                self.end_run(Some(ExecutionStatus::Error));
+            }
+            Phase::Tool(action, observation) => self.on_observation(*action, observation),
+        }
+    }
+
+    fn on_llm_response(&mut self, response: LlmResponse) {
+        self.record_metrics(&response);
+        let calls = response.message.tool_calls.as_ref().map_or(0, Vec::len);
+        if calls == 0 {
+            let leaf = self.leaf();
+            let mut message = response.message.clone();
+            message.tool_calls = None;
+            self.emit(Event::Message(MessageEvent {
+                base: EventBase::new(Source::Agent, leaf),
+                llm_message: message,
+                llm_response_id: Some(response.id.clone()),
+                activated_skills: Vec::new(),
+                extended_content: Vec::new(),
+                sender: None,
+                critic_result: None,
+                extra: Extra::new(),
+            }));
+            self.end_run(Some(ExecutionStatus::Finished));
+            return;
+        }
+        let proposed = propose_actions(&response, &self.tools, &self.analyzer, &self.workspace, self.leaf());
+        let policy = shared_view(&self.shared, |v| v.state.confirmation_policy.clone());
+        let mut runnable = Vec::new();
+        for p in proposed {
+            let event = p.event.clone();
+            self.emit(Event::Action(p.event));
+            match p.error {
+                Some(error) => {
+                    self.emit(Event::AgentError(agent_error(&event, error, ErrorClassification::agent_action())));
+                }
+                None => runnable.push(event),
+            }
+        }
+        let needs_confirmation = runnable.iter().any(|a| {
+            !matches!(a.action, Some(Action::Finish(_)) | Some(Action::Think(_))) && policy.should_confirm(a.security_risk)
+        });
+        if needs_confirmation && !self.pause_requested {
+            self.awaiting = runnable;
+            self.end_run(Some(ExecutionStatus::WaitingForConfirmation));
+        } else if needs_confirmation {
+            // Paused while the model answered: hold the actions for approval all the same.
+            self.awaiting = runnable;
+            self.end_run(Some(ExecutionStatus::Paused));
+        } else {
+            self.queue.extend(runnable);
+        }
+    }
+
+    fn on_observation(&mut self, action: ActionEvent, mut observation: Observation) {
+        if let Some(content) = observation.content_mut() {
+            for c in content.iter_mut() {
+                if let tandem_protocol::Content::Text(t) = c {
+                    if self.masker.contains_secret(&t.text) {
+                        t.text = self.masker.mask(&t.text);
+                    }
+                }
+            }
+        }
+        let finished = matches!(action.action, Some(Action::Finish(_)));
+        self.emit(Event::Observation(ObservationEvent {
+            base: EventBase::new(Source::Environment, Some(action.base.id.clone())),
+            tool_name: action.tool_name.clone(),
+            tool_call_id: action.tool_call_id.clone(),
+            observation,
+            action_id: action.base.id.clone(),
+            extended_content: Vec::new(),
+            extra: Extra::new(),
+        }));
+        if finished {
+            for rest in std::mem::take(&mut self.queue) {
+                let error = "Not run: the agent called finish before this action.".to_owned();
+                self.emit(Event::AgentError(agent_error(&rest, error, ErrorClassification::agent_action())));
+            }
+            self.end_run(Some(ExecutionStatus::Finished));
+        } else if self.pause_requested && self.status() == ExecutionStatus::Paused && self.queue.is_empty() {
+            self.end_run(Some(ExecutionStatus::Paused));
+        }
+    }
+
+    fn record_metrics(&mut self, response: &LlmResponse) {
+        let config = self.llm.config();
+        let usage_id = config.usage_id.clone();
+        let model = config.model.clone();
+        let stats_value = {
+            let mut view = self.write_view();
+            let metrics = view.state.stats.usage_to_metrics.entry(usage_id.clone()).or_insert_with(|| Metrics::new(&model));
+            metrics.accumulated_cost += response.cost;
+            let mut usage = response.usage.clone();
+            usage.model.clone_from(&model);
+            usage.response_id.clone_from(&response.id);
+            metrics.accumulated_token_usage.get_or_insert_with(Default::default).add(&usage);
+            let latency = ResponseLatency {
+                model: model.clone(),
+                latency: response.latency.as_secs_f64(),
+                response_id: response.id.clone(),
+            };
+            metrics.response_latencies.push(latency.clone());
+            // The event carries the totals and this call's latency, not the whole history.
+            let mut stats = view.state.stats.clone();
+            for (k, m) in stats.usage_to_metrics.iter_mut() {
+                m.response_latencies = if *k == usage_id { vec![latency.clone()] } else { Vec::new() };
+            }
+            serde_json::to_value(&stats).unwrap_or_default()
+        };
+        let leaf = self.leaf();
+        self.emit(Event::state_update("stats", stats_value, leaf));
+    }
+
+    fn end_run(&mut self, status: Option<ExecutionStatus>) {
+        if let Some(s) = status {
+            self.set_status(s);
+        }
+        self.active = false;
+        self.pause_requested = false;
+        self.inflight = None;
+        self.save_state();
+        self.shared.runs.send_modify(|r| {
+            r.active = false;
+            r.runs_ended += 1;
+        });
+    }
+
+    /// A conversation persisted as running: the engine stopped mid-run.
+    fn recover_from_crash(&mut self) {
+        let unmatched: Vec<ActionEvent> =
+            shared_view(&self.shared, |v| unmatched_actions(&v.events).into_iter().cloned().collect());
+        for action in &unmatched {
+            let classification = ErrorClassification::internal();
+            self.emit(Event::AgentError(agent_error(action, RESTART_ERROR.to_owned(), classification)));
+        }
+        if unmatched.is_empty() {
+            self.conversation_error(
+                "EngineRestarted",
+                "The engine stopped while this conversation was running. Run it again to continue.".into(),
+                ErrorClassification::internal(),
+            );
+        }
+        self.set_status(ExecutionStatus::Error);
+        self.save_state();
+    }
+}
+
+/// Masks secret values in everything the LLM is sent.
+fn mask_messages(mut messages: Vec<Message>, masker: &Masker) -> Vec<Message> {
+    if masker.is_empty() {
+        return messages;
+    }
+    for m in &mut messages {
+        for c in &mut m.content {
+            if let tandem_protocol::Content::Text(t) = c {
+                if masker.contains_secret(&t.text) {
+                    t.text = masker.mask(&t.text);
+                }
+            }
+        }
+        if let Some(calls) = &mut m.tool_calls {
+            for call in calls {
+                if masker.contains_secret(&call.arguments) {
+                    call.arguments = masker.mask(&call.arguments);
+                }
+            }
+        }
+    }
+    messages
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test of the project from a clean checkout: installs what the tests need, checks
+# formatting and lints, then runs the whole test suite. CI calls this (see .ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+
+echo "== cargo clippy (warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== tests"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --locked --no-fail-fast
+else
+  cargo test --workspace --locked --no-fail-fast
+fi
