@@ -1,0 +1,114 @@
+//! The tool definitions against upstream's: same argument schemas (descriptions aside, which
+//! are our own words), same names, kinds and security-risk flags, in the default order.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+
+/// Upstream's `parameters` per tool, as sent to the LLM (copied from the captured request).
+const UPSTREAM: &str = include_str!("fixtures/upstream_tool_parameters.json");
+
+/// The schema with every `description` removed.
+fn strip_descriptions(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != "description")
+                .map(|(k, v)| (k.clone(), strip_descriptions(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strip_descriptions).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Upstream's schema without the `security_risk` and `summary` the agent adds.
+fn without_agent_fields(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(props) = v["properties"].as_object_mut() {
+        props.remove("security_risk");
+        props.remove("summary");
+    }
+    v
+}
+
+#[test]
+fn schemas_match_upstream() {
+    let upstream: Value = serde_json::from_str(UPSTREAM).unwrap();
+    let tools = tandem_tools::default_tools(None);
+    let mut checked = 0;
+    for tool in &tools {
+        let def = tool.definition();
+        if def.name == "terminal" {
+            continue;
+        }
+        let theirs = &upstream[def.name.as_str()];
+        assert!(theirs.is_object(), "no upstream schema for {}", def.name);
+        assert_eq!(
+            strip_descriptions(&def.parameters),
+            strip_descriptions(&without_agent_fields(theirs)),
+            "{}",
+            def.name
+        );
+        // Upstream shows the risk field exactly on the tools that ask for it.
+        assert_eq!(
+            def.asks_security_risk,
+            theirs["properties"].get("security_risk").is_some(),
+            "{}",
+            def.name
+        );
+        assert!(!def.description.is_empty());
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}
+
+#[test]
+fn kinds_and_annotations() {
+    let tools = tandem_tools::default_tools(None);
+    let by_name = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.definition().name == name)
+            .unwrap()
+            .definition()
+            .clone()
+    };
+    for (name, action, observation, read_only) in [
+        (
+            "file_editor",
+            "FileEditorAction",
+            "FileEditorObservation",
+            false,
+        ),
+        (
+            "task_tracker",
+            "TaskTrackerAction",
+            "TaskTrackerObservation",
+            false,
+        ),
+        ("think", "ThinkAction", "ThinkObservation", true),
+        ("finish", "FinishAction", "FinishObservation", true),
+    ] {
+        let def = by_name(name);
+        assert_eq!(def.action_type, action);
+        assert_eq!(def.observation_type, observation);
+        assert_eq!(def.annotations.read_only, read_only, "{name}");
+    }
+}
+
+#[test]
+fn default_order_matches_tool_names() {
+    let names: Vec<String> = tandem_tools::default_tools(None)
+        .iter()
+        .map(|t| t.definition().name.clone())
+        .collect();
+    let expected: Vec<&str> = tandem_tools::tool_names()
+        .into_iter()
+        .filter(|n| names.iter().any(|m| m == n))
+        .collect();
+    assert_eq!(names, expected);
+    assert_eq!(
+        &tandem_tools::tool_names()[1..],
+        ["file_editor", "task_tracker", "finish", "think"]
+    );
+}
