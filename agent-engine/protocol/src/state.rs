@@ -80,12 +80,13 @@ impl SecurityRisk {
 }
 
 /// When an action must wait for the user's approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind")]
 pub enum ConfirmationPolicy {
     /// Every action (but `finish` and `think`) waits.
     AlwaysConfirm,
-    /// Nothing waits.
+    /// Nothing waits (the default).
+    #[default]
     NeverConfirm,
     /// Actions at or above `threshold` wait, and unassessed ones if `confirm_unknown`.
     ConfirmRisky {
@@ -103,12 +104,6 @@ fn high() -> SecurityRisk {
 }
 fn yes() -> bool {
     true
-}
-
-impl Default for ConfirmationPolicy {
-    fn default() -> Self {
-        Self::NeverConfirm
-    }
 }
 
 impl ConfirmationPolicy {
