@@ -433,6 +433,7 @@ impl Actor {
                 let _ = reply.send(Ok(()));
             }
             Command::SetTitle { title, reply } => {
+                let title = self.masker.mask(&title);
                 self.write_view().meta.title = Some(title);
                 self.save_state();
                 let _ = reply.send(Ok(()));
@@ -487,7 +488,7 @@ impl Actor {
         self.emit(Event::state_update("last_user_message_id", serde_json::json!(id), Some(id.clone())));
         let needs_title = shared_view(&self.shared, |v| v.meta.title.is_none());
         if needs_title && !text.trim().is_empty() {
-            self.write_view().meta.title = Some(title_from(&text));
+            self.write_view().meta.title = Some(title_from(&self.masker.mask(&text)));
             self.save_state();
         }
         Ok(())
