@@ -1,1 +1,244 @@
-//! placeholder
+//! The `terminal` tool: the agent's persistent bash on a PTY that the engine owns.
+//!
+//! The shell starts on first use in the workspace, keeps its working directory and environment
+//! across commands, and reports each command's end through prompt markers printed by bash itself
+//! (no polling). Its output goes to the tool and, masked, to any number of viewers that may also
+//! type into it ([`TerminalTool::session`]). Submodules: the model-facing `definition`; the
+//! `shell` process and its I/O threads; prompt `markers`; the `runner` that types commands and
+//! waits for them; viewer `fanout` with `stream_mask`ing; `output` cleaning and truncation; the
+//! `observation` the model reads; `keys` for `is_input`; `process` tree killing.
+
+mod definition;
+mod fanout;
+mod keys;
+mod markers;
+mod observation;
+mod output;
+mod process;
+mod runner;
+mod session;
+mod shell;
+mod stream_mask;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tandem_protocol::{Action, Observation, TerminalAction, TerminalObservation};
+use tandem_sdk::{Tool, ToolContext, ToolDefinition};
+
+pub use definition::TOOL_NAME;
+pub use session::TerminalSession;
+
+/// How long a command may print nothing before the call returns with it still running.
+pub const DEFAULT_SOFT_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The `terminal` tool. Owns one shell session, started on first use.
+pub struct TerminalTool {
+    definition: ToolDefinition,
+    soft_timeout: Duration,
+    max_output_chars: usize,
+    session: Mutex<Option<Arc<TerminalSession>>>,
+    /// Where full outputs go when the conversation is not persisted.
+    fallback_save_dir: PathBuf,
+}
+
+impl std::fmt::Debug for TerminalTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerminalTool")
+            .field("soft_timeout", &self.soft_timeout)
+            .field("max_output_chars", &self.max_output_chars)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TerminalTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TerminalTool {
+    /// The tool with upstream's defaults: a 10 s soft timeout, 30,000 characters of output.
+    pub fn new() -> Self {
+        Self {
+            definition: definition::definition(DEFAULT_SOFT_TIMEOUT.as_secs()),
+            soft_timeout: DEFAULT_SOFT_TIMEOUT,
+            max_output_chars: output::DEFAULT_MAX_OUTPUT_CHARS,
+            session: Mutex::new(None),
+            fallback_save_dir: std::env::temp_dir().join(format!(
+                "tandem-observations-{}",
+                uuid::Uuid::new_v4().simple()
+            )),
+        }
+    }
+
+    /// Uses `soft_timeout` as the quiet time after which a command returns still running.
+    pub fn with_soft_timeout(mut self, soft_timeout: Duration) -> Self {
+        self.soft_timeout = soft_timeout;
+        self.definition = definition::definition(soft_timeout.as_secs().max(1));
+        self
+    }
+
+    /// Shows at most `max_output_chars` characters of output (head and tail) to the model.
+    pub fn with_max_output_chars(mut self, max_output_chars: usize) -> Self {
+        self.max_output_chars = max_output_chars.max(2);
+        self
+    }
+
+    /// The running shell session, for viewers; `None` before the first command.
+    pub fn session(&self) -> Option<Arc<TerminalSession>> {
+        lock(&self.session).clone()
+    }
+
+    /// The shell session, started in `working_dir` if there is none yet (for a viewer that
+    /// attaches before the agent's first command).
+    pub fn start_session(&self, working_dir: &Path) -> std::io::Result<Arc<TerminalSession>> {
+        let mut slot = lock(&self.session);
+        if let Some(session) = slot.as_ref() {
+            return Ok(Arc::clone(session));
+        }
+        let session = TerminalSession::start(working_dir)?;
+        *slot = Some(Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// Runs one action to its observation.
+    pub async fn run(&self, action: &TerminalAction, ctx: &ToolContext) -> TerminalObservation {
+        let command = action.command.as_str();
+        let fail = |message: &str| observation::error(command, message, &ctx.masker);
+        if action.reset && action.is_input {
+            return fail("`reset` cannot be combined with `is_input=true`.");
+        }
+        let session = match self.start_session(&ctx.working_dir) {
+            Ok(session) => session,
+            Err(e) => {
+                return fail(&format!(
+                    "Could not start a shell in {}: {e}",
+                    ctx.working_dir.display()
+                ));
+            }
+        };
+        let longest_secret = ctx.env.values().map(String::len).max().unwrap_or(0);
+        session.set_masker(ctx.masker.clone(), longest_secret);
+
+        let mut runner = session.runner().await;
+        let mut notes = Vec::new();
+        if action.reset || runner.exited() {
+            if let Err(e) = session.restart(&mut runner, &ctx.working_dir).await {
+                return fail(&e);
+            }
+            notes.push(if action.reset {
+                "[The terminal was reset: a fresh shell replaced the old one; its environment \
+variables, working directory and processes are gone.]"
+            } else {
+                "[The previous shell had exited, so a fresh one was started.]"
+            });
+        }
+        if let Err(e) = runner.wait_ready(&ctx.cancel).await {
+            return fail(&e);
+        }
+
+        let soft = self.soft_timeout;
+        let limit = action.timeout.map(Duration::from_secs_f64);
+        let cancel = &ctx.cancel;
+        let (outcome, continued) = if action.reset && command.trim().is_empty() {
+            let prompt = runner.last_prompt().cloned();
+            let outcome = runner::Outcome {
+                raw: Vec::new(),
+                ending: runner::Ending::Completed,
+                prompt,
+                running_pid: None,
+            };
+            (outcome, false)
+        } else if action.is_input || command.trim().is_empty() {
+            if !runner.has_pending_command() {
+                return fail(if action.is_input {
+                    "No command is running, so there is nothing to send input to. Run a new \
+command with is_input=false."
+                } else {
+                    "No command is running, so there is no more output to wait for. Give a \
+command to run."
+                });
+            }
+            let outcome = if action.is_input && !command.is_empty() {
+                let bytes = keys::input_bytes(command);
+                runner.send_input(bytes, soft, limit, cancel).await
+            } else {
+                runner.resume(soft, limit, cancel).await
+            };
+            (outcome, true)
+        } else {
+            if let Err(running) = runner.check_idle() {
+                let what = running.map_or_else(|| "A command".to_owned(), |c| format!("`{c}`"));
+                return fail(&format!(
+                    "{what} is still running, so a new command cannot start yet. Send an empty \
+command to wait for its output, set is_input=true to type into it (`C-c` stops it), or set \
+reset=true for a fresh shell."
+                ));
+            }
+            if let Err(e) = runner
+                .export_env(&ctx.env, session.private_dir(), cancel)
+                .await
+            {
+                return fail(&e);
+            }
+            (runner.run(command, soft, limit, cancel).await, false)
+        };
+        let last_prompt = runner.last_prompt().cloned();
+        drop(runner);
+
+        let save_dir = match &ctx.conversation_dir {
+            Some(dir) => dir.join("observations"),
+            None => self.fallback_save_dir.clone(),
+        };
+        let report = observation::Report {
+            command,
+            continued,
+            notes: notes.into_iter().map(str::to_owned).collect(),
+            soft_timeout: soft,
+            timeout: limit,
+            last_prompt,
+            masker: &ctx.masker,
+            max_output_chars: self.max_output_chars,
+            save_dir: &save_dir,
+        };
+        observation::build(outcome, report).await
+    }
+}
+
+impl Tool for TerminalTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn parse_action(&self, arguments: Value) -> Result<Action, String> {
+        definition::parse_action(arguments)
+    }
+
+    fn execute<'a>(&'a self, action: &'a Action, ctx: ToolContext) -> BoxFuture<'a, Observation> {
+        Box::pin(async move {
+            let observation = match action {
+                Action::Terminal(action) => self.run(action, &ctx).await,
+                other => observation::error(
+                    "",
+                    &format!("The terminal tool cannot run a {} action.", other.kind()),
+                    &ctx.masker,
+                ),
+            };
+            Observation::Terminal(observation)
+        })
+    }
+
+    fn close(&self) {
+        if let Some(session) = lock(&self.session).take() {
+            session.kill();
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! Running the agent's commands in one shell: typing them, waiting for the prompt marker (or a
+//! soft timeout, hard timeout, or interrupt), and collecting what they printed.
+//!
+//! The [`Runner`] is the tool's side of a shell. It tracks from the markers whether the shell is
+//! busy, whatever started the command (the agent, or a person typing in a viewer), and keeps
+//! the agent's command that outlived a soft timeout so a later call can wait for or talk to it.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::markers::{MarkerParser, PromptInfo, ShellEvent};
+use super::process;
+use super::shell::Shell;
+
+/// How long a new shell may take to show its first prompt.
+const STARTUP_LIMIT: Duration = Duration::from_secs(30);
+/// How long a stopped command gets to exit after C-c before its processes are killed.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+/// How long to wait for the prompt once the processes are killed.
+const KILL_GRACE: Duration = Duration::from_secs(5);
+/// Readline's "line accepted" sequence (bracketed paste off), which ends the command's echo.
+const LINE_ACCEPTED: &[u8] = b"\x1b[?2004l";
+
+/// Why a wait ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Stop {
+    /// The shell showed its prompt: the command finished.
+    Prompt(PromptInfo),
+    /// No output for the soft timeout.
+    Quiet,
+    /// The deadline passed.
+    Deadline,
+    /// The call was cancelled.
+    Cancelled,
+    /// The shell's PTY closed.
+    Exited,
+}
+
+/// How a call ended, for the observation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Ending {
+    /// The command finished by itself.
+    Completed,
+    /// It went quiet and still runs.
+    SoftTimeout,
+    /// It outlived its `timeout` and was stopped.
+    HardTimeout,
+    /// The call was interrupted and the command stopped.
+    Interrupted,
+    /// The shell exited.
+    ShellExited,
+}
+
+/// What a call produced.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    /// The terminal bytes for the model (echo and markers removed).
+    pub raw: Vec<u8>,
+    /// How it ended.
+    pub ending: Ending,
+    /// The prompt that ended the command, if it did end.
+    pub prompt: Option<PromptInfo>,
+    /// The foreground process group while the command still runs.
+    pub running_pid: Option<i32>,
+}
+
+/// Output collected during a wait.
+#[derive(Debug, Default)]
+struct Capture {
+    /// Drop everything up to the command's start marker (the echo of the typed line).
+    skip_echo: bool,
+    started: bool,
+    echo: Vec<u8>,
+    data: Vec<u8>,
+}
+
+impl Capture {
+    fn new(skip_echo: bool) -> Self {
+        Self {
+            skip_echo,
+            ..Self::default()
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        if self.skip_echo && !self.started {
+            self.echo.extend_from_slice(bytes);
+        } else {
+            self.data.extend_from_slice(bytes);
+        }
+    }
+
+    fn started(&mut self) {
+        if !self.started {
+            self.started = true;
+            self.echo.clear();
+        }
+    }
+
+    /// The output; when the line never started a command (a comment, a syntax error), what
+    /// followed the echo.
+    fn finish(self) -> Vec<u8> {
+        if !self.skip_echo || self.started {
+            return self.data;
+        }
+        let echo = self.echo;
+        let after = echo
+            .windows(LINE_ACCEPTED.len())
+            .rposition(|w| w == LINE_ACCEPTED)
+            .map_or(0, |i| i + LINE_ACCEPTED.len());
+        echo[after..].to_vec()
+    }
+}
+
+/// The tool's side of one shell.
+#[derive(Debug)]
+pub(crate) struct Runner {
+    shell: Arc<Shell>,
+    output: UnboundedReceiver<Bytes>,
+    parser: MarkerParser,
+    backlog: VecDeque<ShellEvent>,
+    ready: bool,
+    busy: bool,
+    exited: bool,
+    /// The agent's command that is still running after a soft timeout.
+    running: Option<String>,
+    last_prompt: Option<PromptInfo>,
+    /// Secret values already exported to this shell.
+    exported: HashMap<String, String>,
+}
+
+async fn cancelled(cancel: Option<&CancellationToken>) {
+    match cancel {
+        Some(c) => c.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `command` wrapped for readline: as a bracketed paste, so tabs and newlines are literal and a
+/// multi-line command is one entry, then Enter.
+fn typed_command(command: &str) -> Vec<u8> {
+    let command = command
+        .replace("\r\n", "\n")
+        .replace("\x1b[201~", "")
+        .trim_end_matches('\n')
+        .to_owned();
+    let mut bytes = b"\x1b[200~".to_vec();
+    bytes.extend_from_slice(command.as_bytes());
+    bytes.extend_from_slice(b"\x1b[201~\r");
+    bytes
+}
+
+fn valid_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn single_quoted(value: &str) -> String {
+    format!("'{}'", value.replace('\'', r"'\''"))
+}
+
+impl Runner {
+    /// The runner of a freshly spawned shell.
+    pub fn new(shell: Arc<Shell>, output: UnboundedReceiver<Bytes>, nonce: &str) -> Self {
+        Self {
+            shell,
+            output,
+            parser: MarkerParser::new(nonce),
+            backlog: VecDeque::new(),
+            ready: false,
+            busy: false,
+            exited: false,
+            running: None,
+            last_prompt: None,
+            exported: HashMap::new(),
+        }
+    }
+
+    /// The shell this runner drives.
+    pub fn shell(&self) -> &Arc<Shell> {
+        &self.shell
+    }
+
+    /// Whether the shell's PTY has closed.
+    pub fn exited(&self) -> bool {
+        self.exited
+    }
+
+    /// The last prompt seen (the shell's state before the current command).
+    pub fn last_prompt(&self) -> Option<&PromptInfo> {
+        self.last_prompt.as_ref()
+    }
+
+    /// Parses everything the shell has printed so far into the backlog, without waiting.
+    fn drain(&mut self) {
+        loop {
+            match self.output.try_recv() {
+                Ok(chunk) => self.parser.push(&chunk, &mut self.backlog),
+                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => return,
+                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
+                    self.exited = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Drops pending output, keeping track of what the shell did meanwhile.
+    fn settle(&mut self) {
+        self.drain();
+        while let Some(event) = self.backlog.pop_front() {
+            self.apply(&event);
+        }
+    }
+
+    fn apply(&mut self, event: &ShellEvent) {
+        match event {
+            ShellEvent::Output(_) => {}
+            ShellEvent::Started => self.busy = true,
+            ShellEvent::Prompt(info) => {
+                self.busy = false;
+                self.ready = true;
+                self.running = None;
+                self.last_prompt = Some(info.clone());
+            }
+        }
+    }
+
+    /// Whether a command is running or has output or an end not yet reported.
+    pub fn has_pending_command(&mut self) -> bool {
+        self.drain();
+        self.busy
+            || self
+                .backlog
+                .iter()
+                .any(|e| !matches!(e, ShellEvent::Output(_)))
+    }
+
+    /// Whether the shell is running something now (after the output so far).
+    pub fn is_busy(&mut self) -> bool {
+        self.settle();
+        self.busy
+    }
+
+    /// Collects output until the prompt, `quiet` without output, `deadline`, or `cancel`.
+    async fn wait(
+        &mut self,
+        capture: &mut Capture,
+        quiet: Option<Duration>,
+        deadline: Option<Instant>,
+        cancel: Option<&CancellationToken>,
+    ) -> Stop {
+        let mut last_output = Instant::now();
+        loop {
+            while let Some(event) = self.backlog.pop_front() {
+                self.apply(&event);
+                match event {
+                    ShellEvent::Output(bytes) => {
+                        capture.push(&bytes);
+                        last_output = Instant::now();
+                    }
+                    ShellEvent::Started => capture.started(),
+                    ShellEvent::Prompt(info) => return Stop::Prompt(info),
+                }
+            }
+            if self.exited {
+                return Stop::Exited;
+            }
+            let quiet_at = quiet.map(|q| last_output + q);
+            let wake = match (quiet_at, deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            tokio::select! {
+                biased;
+                () = cancelled(cancel) => return Stop::Cancelled,
+                chunk = self.output.recv() => match chunk {
+                    Some(chunk) => self.parser.push(&chunk, &mut self.backlog),
+                    None => self.exited = true,
+                },
+                () = sleep_until(wake) => {
+                    return if deadline.is_some_and(|d| Instant::now() >= d) {
+                        Stop::Deadline
+                    } else {
+                        Stop::Quiet
+                    };
+                }
+            }
+        }
+    }
+
+    /// Waits for the new shell's first prompt.
+    pub async fn wait_ready(&mut self, cancel: &CancellationToken) -> Result<(), String> {
+        if self.ready {
+            return Ok(());
+        }
+        let mut capture = Capture::new(false);
+        let deadline = Instant::now() + STARTUP_LIMIT;
+        match self
+            .wait(&mut capture, None, Some(deadline), Some(cancel))
+            .await
+        {
+            Stop::Prompt(_) => Ok(()),
+            Stop::Cancelled => Err("Interrupted while the shell was starting.".into()),
+            Stop::Exited => Err(format!(
+                "The shell exited while starting: {}",
+                super::output::clean(&capture.data).trim()
+            )),
+            Stop::Quiet | Stop::Deadline => Err(format!(
+                "The shell did not show a prompt within {} seconds.",
+                STARTUP_LIMIT.as_secs()
+            )),
+        }
+    }
+
+    /// Exports the secrets in `env` that this shell does not have yet, without their values
+    /// ever crossing the terminal: they go through a private file that the shell sources and
+    /// deletes.
+    pub async fn export_env(
+        &mut self,
+        env: &HashMap<String, String>,
+        private_dir: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let mut names: Vec<&String> = env
+            .iter()
+            .filter(|(k, v)| valid_env_name(k) && self.exported.get(*k) != Some(*v))
+            .map(|(k, _)| k)
+            .collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        names.sort();
+        let mut script = String::new();
+        for name in &names {
+            let value = env.get(*name).map(String::as_str).unwrap_or_default();
+            script.push_str(&format!("export {name}={}\n", single_quoted(value)));
+        }
+        let file = private_dir.join(format!("env-{}", uuid::Uuid::new_v4().simple()));
+        write_private(&file, &script)
+            .await
+            .map_err(|e| format!("Could not prepare the secret environment variables: {e}"))?;
+        let quoted = single_quoted(&file.to_string_lossy());
+        // A leading space keeps the line out of the shell's history.
+        self.shell
+            .write(typed_command(&format!(" . {quoted}; rm -f {quoted}")));
+        self.busy = true;
+        let mut capture = Capture::new(true);
+        let deadline = Instant::now() + STARTUP_LIMIT;
+        let stop = self
+            .wait(&mut capture, None, Some(deadline), Some(cancel))
+            .await;
+        let _ = tokio::fs::remove_file(&file).await;
+        match stop {
+            Stop::Prompt(_) => {
+                for name in names {
+                    if let Some(value) = env.get(name) {
+                        self.exported.insert(name.clone(), value.clone());
+                    }
+                }
+                Ok(())
+            }
+            _ => Err("Could not export the secret environment variables to the shell.".into()),
+        }
+    }
+
+    /// Types `command` and waits for it: until its prompt, `soft` without output (when there is
+    /// no `timeout`), `timeout` (then stops it), or `cancel` (then stops it).
+    pub async fn run(
+        &mut self,
+        command: &str,
+        soft: Duration,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        self.shell.write(typed_command(command));
+        self.busy = true;
+        self.running = Some(command.to_owned());
+        let capture = Capture::new(true);
+        self.follow(capture, soft, timeout, true, cancel).await
+    }
+
+    /// Types `bytes` into the running command and collects what follows.
+    pub async fn send_input(
+        &mut self,
+        bytes: Vec<u8>,
+        soft: Duration,
+        wait_limit: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        self.shell.write(bytes);
+        self.follow(Capture::new(false), soft, wait_limit, false, cancel)
+            .await
+    }
+
+    /// Collects more output of the running command.
+    pub async fn resume(
+        &mut self,
+        soft: Duration,
+        wait_limit: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        self.follow(Capture::new(false), soft, wait_limit, false, cancel)
+            .await
+    }
+
+    /// Waits; `limit` is a hard timeout when `stop_at_limit`, else how long to wait instead of
+    /// the soft timeout.
+    async fn follow(
+        &mut self,
+        mut capture: Capture,
+        soft: Duration,
+        limit: Option<Duration>,
+        stop_at_limit: bool,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        let (quiet, deadline) = match limit {
+            Some(limit) => (None, Some(Instant::now() + limit)),
+            None => (Some(soft), None),
+        };
+        let stop = self.wait(&mut capture, quiet, deadline, Some(cancel)).await;
+        let (ending, prompt) = match stop {
+            Stop::Prompt(info) => (Ending::Completed, Some(info)),
+            Stop::Exited => (Ending::ShellExited, None),
+            Stop::Quiet => (Ending::SoftTimeout, None),
+            Stop::Deadline if !stop_at_limit => (Ending::SoftTimeout, None),
+            Stop::Deadline => (Ending::HardTimeout, self.interrupt(&mut capture).await),
+            Stop::Cancelled => (Ending::Interrupted, self.interrupt(&mut capture).await),
+        };
+        let running_pid = if prompt.is_none() && ending == Ending::SoftTimeout {
+            self.shell.foreground_group()
+        } else {
+            None
+        };
+        Outcome {
+            raw: capture.finish(),
+            ending,
+            prompt,
+            running_pid,
+        }
+    }
+
+    /// Stops the running command: C-c, then SIGKILL for its whole process tree. Returns the
+    /// prompt if the shell came back.
+    async fn interrupt(&mut self, capture: &mut Capture) -> Option<PromptInfo> {
+        let shell = Arc::clone(&self.shell);
+        let (pgrp, before) = tokio::task::spawn_blocking(move || {
+            let pgrp = shell.foreground_group().unwrap_or(-1);
+            (pgrp, process::job_tree(shell.pid(), pgrp))
+        })
+        .await
+        .unwrap_or((-1, BTreeSet::new()));
+        self.shell.write(b"\x03".to_vec());
+        let grace = Instant::now() + INTERRUPT_GRACE;
+        let mut stop = self.wait(capture, None, Some(grace), None).await;
+        // Children that ignore SIGINT (background jobs of a script) outlive C-c: kill the tree
+        // as it was, and whatever is still in the job's group.
+        let shell = Arc::clone(&self.shell);
+        let _ = tokio::task::spawn_blocking(move || {
+            let mut all = before;
+            all.extend(process::job_tree(shell.pid(), pgrp));
+            process::kill_all(&all);
+        })
+        .await;
+        if !matches!(stop, Stop::Prompt(_) | Stop::Exited) {
+            let deadline = Instant::now() + KILL_GRACE;
+            stop = self.wait(capture, None, Some(deadline), None).await;
+        }
+        match stop {
+            Stop::Prompt(info) => Some(info),
+            _ => None,
+        }
+    }
+
+    /// Makes sure nothing is running before a new command; `Err` names what still runs.
+    pub fn check_idle(&mut self) -> Result<(), Option<String>> {
+        if self.is_busy() {
+            Err(self.running.clone())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Writes `text` to a new file only the owner can read.
+async fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt;
+
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .await?;
+    file.write_all(text.as_bytes()).await?;
+    file.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echo_is_dropped_even_without_a_start_marker() {
+        let mut c = Capture::new(true);
+        c.push(b"echo (\r\n\x1b[?2004l\rbash: syntax error\r\n");
+        assert_eq!(c.finish(), b"\rbash: syntax error\r\n");
+        let mut c = Capture::new(true);
+        c.push(b"echo hi\r\n\x1b[?2004l\r");
+        c.started();
+        c.push(b"hi\r\n");
+        c.started();
+        c.push(b"more\r\n");
+        assert_eq!(c.finish(), b"hi\r\nmore\r\n");
+    }
+
+    #[test]
+    fn commands_are_pasted() {
+        assert_eq!(typed_command("ls\n"), b"\x1b[200~ls\x1b[201~\r");
+        assert!(valid_env_name("API_KEY2") && !valid_env_name("2X") && !valid_env_name("A-B"));
+        assert_eq!(single_quoted("it's"), r"'it'\''s'");
+    }
+}

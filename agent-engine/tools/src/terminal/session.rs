@@ -1,0 +1,159 @@
+//! [`TerminalSession`]: the agent's persistent shell as a shared object — the tool runs
+//! commands in it, and any number of viewers watch its (masked) output and type into it.
+//!
+//! The session outlives a `reset`: the shell inside is replaced, viewers stay attached and keep
+//! receiving output from the new shell.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use tandem_sdk::Masker;
+use tokio::sync::broadcast;
+
+use super::fanout::Fanout;
+use super::runner::Runner;
+use super::shell::{self, Shell};
+
+/// Raw output kept for viewers that attach late.
+const SCROLLBACK_BYTES: usize = 256 * 1024;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The agent's shell on a PTY, shared by the terminal tool and attached viewers.
+///
+/// Viewers get the output with secrets masked ([`attach`](Self::attach) or
+/// [`subscribe`](Self::subscribe) plus [`scrollback`](Self::scrollback)) and may type
+/// ([`write_input`](Self::write_input)) and [`resize`](Self::resize) the terminal.
+pub struct TerminalSession {
+    fanout: Arc<Fanout>,
+    viewer_feed: std::sync::mpsc::Sender<Bytes>,
+    shell: Mutex<Arc<Shell>>,
+    runner: tokio::sync::Mutex<Runner>,
+    /// Holds the short-lived files that carry secrets into the shell.
+    private_dir: PathBuf,
+}
+
+impl std::fmt::Debug for TerminalSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerminalSession")
+            .field("shell_pid", &self.shell_pid())
+            .finish_non_exhaustive()
+    }
+}
+
+fn private_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+
+    let dir =
+        std::env::temp_dir().join(format!("tandem-terminal-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
+}
+
+impl TerminalSession {
+    /// Starts a shell in `working_dir`.
+    pub(crate) fn start(working_dir: &Path) -> std::io::Result<Arc<Self>> {
+        let (fanout, viewer_feed) = Fanout::start(SCROLLBACK_BYTES)?;
+        let spawned = shell::spawn(working_dir, viewer_feed.clone())?;
+        let shell = Arc::new(spawned.shell);
+        let runner = Runner::new(Arc::clone(&shell), spawned.output, &spawned.nonce);
+        let private_dir = match private_dir() {
+            Ok(dir) => dir,
+            Err(e) => {
+                shell.kill();
+                return Err(e);
+            }
+        };
+        Ok(Arc::new(Self {
+            fanout,
+            viewer_feed,
+            shell: Mutex::new(shell),
+            runner: tokio::sync::Mutex::new(runner),
+            private_dir,
+        }))
+    }
+
+    /// A receiver of the terminal's output from now on (masked). Pair with
+    /// [`scrollback`](Self::scrollback), or use [`attach`](Self::attach) to get both at once.
+    pub fn subscribe(&self) -> broadcast::Receiver<Bytes> {
+        self.fanout.subscribe()
+    }
+
+    /// The recent output (masked, up to 256 KiB), so a late viewer sees context.
+    pub fn scrollback(&self) -> Vec<u8> {
+        self.fanout.scrollback()
+    }
+
+    /// The scrollback and a receiver of everything after it, with nothing lost in between.
+    pub fn attach(&self) -> (Vec<u8>, broadcast::Receiver<Bytes>) {
+        self.fanout.attach()
+    }
+
+    /// Types `bytes` into the terminal as a keyboard would.
+    pub fn write_input(&self, bytes: &[u8]) -> std::io::Result<()> {
+        if lock(&self.shell).write(bytes.to_vec()) {
+            Ok(())
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the shell has exited",
+            ))
+        }
+    }
+
+    /// Changes the terminal size.
+    pub fn resize(&self, rows: u16, cols: u16) -> std::io::Result<()> {
+        lock(&self.shell).resize(rows, cols)
+    }
+
+    /// The current shell's process id.
+    pub fn shell_pid(&self) -> i32 {
+        lock(&self.shell).pid()
+    }
+
+    /// Masks viewer output with `masker` from now on.
+    pub(crate) fn set_masker(&self, masker: Masker, longest_secret: usize) {
+        self.fanout.set_masker(masker, longest_secret);
+    }
+
+    /// The directory for files that carry secrets into the shell.
+    pub(crate) fn private_dir(&self) -> &Path {
+        &self.private_dir
+    }
+
+    /// Exclusive use of the shell for one tool call.
+    pub(crate) async fn runner(&self) -> tokio::sync::MutexGuard<'_, Runner> {
+        self.runner.lock().await
+    }
+
+    /// Kills the shell behind `runner` (and all it started) and puts a fresh one in its place.
+    pub(crate) async fn restart(
+        &self,
+        runner: &mut Runner,
+        working_dir: &Path,
+    ) -> Result<(), String> {
+        let old = Arc::clone(runner.shell());
+        let _ = tokio::task::spawn_blocking(move || old.kill()).await;
+        let spawned = shell::spawn(working_dir, self.viewer_feed.clone())
+            .map_err(|e| format!("Could not start a new shell: {e}"))?;
+        let shell = Arc::new(spawned.shell);
+        *runner = Runner::new(Arc::clone(&shell), spawned.output, &spawned.nonce);
+        *lock(&self.shell) = shell;
+        Ok(())
+    }
+
+    /// Kills the shell and everything it started.
+    pub(crate) fn kill(&self) {
+        lock(&self.shell).kill();
+    }
+}
+
+impl Drop for TerminalSession {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.private_dir);
+    }
+}

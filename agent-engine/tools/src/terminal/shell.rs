@@ -1,0 +1,201 @@
+//! One bash process on a PTY: spawning it with a controlled environment, and the threads that
+//! move bytes in and out of the (blocking) PTY so the async side never blocks.
+//!
+//! The reader thread sends every chunk both to the tool (a tokio channel) and to the viewer
+//! fan-out; the writer thread writes whatever the tool or a viewer types. Dropping [`Shell`]
+//! closes the input channel, which ends the writer thread; the reader thread ends when the PTY
+//! closes (after [`Shell::kill`]).
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use portable_pty::{ChildKiller, CommandBuilder, MasterPty, PtySize, native_pty_system};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use super::markers::PromptVars;
+use super::process;
+
+/// Initial terminal size; viewers may resize.
+pub(crate) const DEFAULT_ROWS: u16 = 48;
+/// Initial terminal width: wide, so tool output wraps less.
+pub(crate) const DEFAULT_COLS: u16 = 160;
+
+const READ_BUF: usize = 64 * 1024;
+
+/// Environment variables never passed on to the shell: startup files and prompt hooks that
+/// would run code or change the prompt we rely on.
+const REMOVED_ENV: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS4",
+];
+
+/// A running bash on a PTY.
+pub(crate) struct Shell {
+    pid: i32,
+    input: std::sync::mpsc::Sender<Vec<u8>>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Shell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shell").field("pid", &self.pid).finish()
+    }
+}
+
+/// A freshly spawned shell and the stream of its output for the tool.
+pub(crate) struct Spawned {
+    /// The shell.
+    pub shell: Shell,
+    /// Raw PTY output, chunk by chunk; closes when the PTY does.
+    pub output: UnboundedReceiver<Bytes>,
+    /// The nonce of its prompt markers.
+    pub nonce: String,
+}
+
+fn command(working_dir: &Path, vars: &PromptVars) -> CommandBuilder {
+    let mut cmd = CommandBuilder::new("bash");
+    // `+H`: no history expansion, so `!` in commands means what it says.
+    cmd.args(["--norc", "--noprofile", "+H"]);
+    cmd.cwd(working_dir);
+    for key in REMOVED_ENV {
+        cmd.env_remove(key);
+    }
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("PS0", &vars.ps0);
+    cmd.env("PS1", &vars.ps1);
+    cmd.env("PS2", "");
+    cmd.env("PROMPT_COMMAND", &vars.prompt_command);
+    // Readline defaults only (bracketed paste on), whatever the user's inputrc says.
+    cmd.env("INPUTRC", "/dev/null");
+    cmd.env("HISTFILE", "/dev/null");
+    cmd.env("HISTCONTROL", "ignorespace");
+    // Nobody is there to press `q` in a pager.
+    cmd.env("PAGER", "cat");
+    cmd.env("GIT_PAGER", "cat");
+    cmd.env("SYSTEMD_PAGER", "");
+    cmd
+}
+
+fn io_error(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+/// Starts bash in `working_dir`, feeding its output to the tool and to `viewers`.
+pub(crate) fn spawn(
+    working_dir: &Path,
+    viewers: std::sync::mpsc::Sender<Bytes>,
+) -> std::io::Result<Spawned> {
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
+    let vars = PromptVars::new(&nonce);
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: DEFAULT_ROWS,
+            cols: DEFAULT_COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .map_err(io_error)?;
+    let mut child = pair
+        .slave
+        .spawn_command(command(working_dir, &vars))
+        .map_err(io_error)?;
+    // The child holds its own copy of the slave; ours would keep the PTY open after it exits.
+    drop(pair.slave);
+    let pid = child.process_id().map_or(-1, |p| p as i32);
+    let killer = child.clone_killer();
+    let mut reader = pair.master.try_clone_reader().map_err(io_error)?;
+    let mut writer = pair.master.take_writer().map_err(io_error)?;
+
+    let (tool_tx, tool_rx): (UnboundedSender<Bytes>, _) = unbounded_channel();
+    std::thread::Builder::new()
+        .name("terminal-reader".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; READ_BUF];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let chunk = Bytes::copy_from_slice(&buf[..n]);
+                        let _ = tool_tx.send(chunk.clone());
+                        let _ = viewers.send(chunk);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            // Reap the shell so it does not linger as a zombie.
+            let _ = child.wait();
+        })?;
+
+    let (input_tx, input_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::Builder::new()
+        .name("terminal-writer".into())
+        .spawn(move || {
+            while let Ok(bytes) = input_rx.recv() {
+                if writer
+                    .write_all(&bytes)
+                    .and_then(|()| writer.flush())
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        })?;
+
+    Ok(Spawned {
+        shell: Shell {
+            pid,
+            input: input_tx,
+            master: Mutex::new(pair.master),
+            killer: Mutex::new(killer),
+        },
+        output: tool_rx,
+        nonce,
+    })
+}
+
+impl Shell {
+    /// The shell's process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Queues `bytes` to be typed into the terminal; false when the shell is gone.
+    pub fn write(&self, bytes: Vec<u8>) -> bool {
+        self.input.send(bytes).is_ok()
+    }
+
+    /// Changes the terminal size.
+    pub fn resize(&self, rows: u16, cols: u16) -> std::io::Result<()> {
+        let master = self.master.lock().unwrap_or_else(|e| e.into_inner());
+        master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(io_error)
+    }
+
+    /// The terminal's foreground process group (the running command's, or the shell's).
+    pub fn foreground_group(&self) -> Option<i32> {
+        let master = self.master.lock().unwrap_or_else(|e| e.into_inner());
+        master.process_group_leader()
+    }
+
+    /// Kills the shell and everything in its session (blocking: reads `/proc`).
+    pub fn kill(&self) {
+        process::kill_all(&process::session_tree(self.pid));
+        let mut killer = self.killer.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = killer.kill();
+    }
+}
