@@ -27,9 +27,12 @@ pub use think::ThinkTool;
 /// `terminal_soft_timeout` is how long the terminal waits for a quiet command before it
 /// returns partial output; `None` keeps the terminal's own default.
 pub fn default_tools(terminal_soft_timeout: Option<Duration>) -> Vec<Arc<dyn Tool>> {
-    // The terminal is wired by its own module; the soft timeout is its concern.
-    let _ = terminal_soft_timeout;
+    let mut terminal = terminal::TerminalTool::new();
+    if let Some(soft_timeout) = terminal_soft_timeout {
+        terminal = terminal.with_soft_timeout(soft_timeout);
+    }
     vec![
+        Arc::new(terminal),
         Arc::new(FileEditorTool::new()),
         Arc::new(TaskTrackerTool::new()),
         Arc::new(FinishTool::new()),
@@ -40,7 +43,7 @@ pub fn default_tools(terminal_soft_timeout: Option<Duration>) -> Vec<Arc<dyn Too
 /// The names of [`default_tools`], in the same order.
 pub fn tool_names() -> Vec<&'static str> {
     vec![
-        "terminal",
+        terminal::TOOL_NAME,
         file_editor::NAME,
         task_tracker::NAME,
         finish::NAME,

@@ -102,11 +102,7 @@ fn default_order_matches_tool_names() {
         .iter()
         .map(|t| t.definition().name.clone())
         .collect();
-    let expected: Vec<&str> = tandem_tools::tool_names()
-        .into_iter()
-        .filter(|n| names.iter().any(|m| m == n))
-        .collect();
-    assert_eq!(names, expected);
+    assert_eq!(names, tandem_tools::tool_names());
     assert_eq!(
         &tandem_tools::tool_names()[1..],
         ["file_editor", "task_tracker", "finish", "think"]
