@@ -146,6 +146,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 handle.set_confirmation_policy(parse_policy(&c)?).await?;
             }
             eprintln!("· conversation {} ({})", handle.id(), handle.status().as_str());
+            recap(&handle.events());
             let outcome = drive::follow(&handle, message).await?;
             handle.close().await?;
             drop(demo);
@@ -198,20 +199,33 @@ fn warn_local(workspace: &std::path::Path, demo: bool) {
     eprintln!("warning: local mode: the agent runs commands on this machine, in {}", workspace.display());
 }
 
+/// Reprints the turn in progress: from the last user message on.
+fn recap(events: &[tandem_protocol::Event]) {
+    let from = events
+        .iter()
+        .rposition(|e| matches!(e, tandem_protocol::Event::Message(m) if m.base.source == tandem_protocol::Source::User))
+        .unwrap_or(0);
+    for e in &events[from..] {
+        if let Some(line) = render::line(e) {
+            println!("{line}");
+        }
+    }
+}
+
 fn read_state(store: &ConversationStore, id: &str) -> Result<ConversationState> {
-    let path = store.dir_for(id).join("base_state.json");
+    let path = store.dir_for(id)?.join("base_state.json");
     let text = std::fs::read_to_string(&path).with_context(|| format!("conversation {id} not found ({})", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("corrupt conversation state {}", path.display()))
 }
 
 fn latest(store: &ConversationStore) -> Result<Option<String>> {
-    let mut metas = store.list()?;
+    let mut metas = store.list();
     metas.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
     Ok(metas.into_iter().next().map(|m| m.id))
 }
 
 fn list(store: &ConversationStore) -> Result<()> {
-    let mut metas = store.list()?;
+    let mut metas = store.list();
     metas.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
     if metas.is_empty() {
         println!("no conversations yet; start one with: tandem run \"task\"");
@@ -224,7 +238,7 @@ fn list(store: &ConversationStore) -> Result<()> {
             Err(_) => ("unreadable".to_owned(), 0.0),
         };
         let id = uuid_dashed(&m.id);
-        let updated: String = m.updated_at.chars().take(19).collect::<String>().replace('T', " ");
+        let updated = m.updated_at.format("%Y-%m-%d %H:%M:%S").to_string();
         let title = m.title.as_deref().unwrap_or("");
         println!("{id:<36}  {status:<24}  {:>9}  {updated:<19}  {}", format!("${cost:.4}"), render::first_line(title, 60));
     }

@@ -1,6 +1,6 @@
 //! One concise line per event, for `tandem run` and `tandem resume`.
 
-use tandem_protocol::{Action, Event, Observation, Source};
+use tandem_protocol::{Action, Event, Observation, SecurityRisk, Source};
 
 /// At most `max` characters of the first non-empty line of `text`, with `…` when cut.
 pub fn first_line(text: &str, max: usize) -> String {
@@ -36,7 +36,13 @@ pub fn line(event: &Event) -> Option<String> {
             format!("» {who}: {}", first_line(&m.llm_message.text(), 160))
         }
         Event::Action(a) => match &a.action {
-            Some(action) => format!("▶ {}: {}  [risk {:?}]", a.tool_name, describe_action(action), a.security_risk),
+            Some(action) => {
+                let risk = match a.security_risk {
+                    SecurityRisk::Unknown => String::new(),
+                    r => format!("  [risk {}]", r.as_str()),
+                };
+                format!("▶ {}: {}{risk}", a.tool_name, describe_action(action))
+            }
             None => format!("▶ {} (invalid call)", a.tool_name),
         },
         Event::Observation(o) => {

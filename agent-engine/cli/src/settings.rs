@@ -97,6 +97,9 @@ pub fn resolve_llm(flags: &LlmFlags, settings: &SettingsFile, base: Option<&LlmC
         }
         config.base_url = Some(url);
     }
+    if let Some(n) = env("LLM_NUM_RETRIES") {
+        config.num_retries = n.parse().with_context(|| format!("invalid LLM_NUM_RETRIES `{n}`: expected a whole number"))?;
+    }
     config.api_key = flags.api_key.clone().or_else(|| env("LLM_API_KEY")).or_else(|| settings.llm.api_key.clone());
     Ok(Some(config))
 }

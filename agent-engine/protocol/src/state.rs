@@ -68,6 +68,16 @@ pub enum SecurityRisk {
 }
 
 impl SecurityRisk {
+    /// The wire name: `UNKNOWN`, `LOW`, `MEDIUM` or `HIGH`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unknown => "UNKNOWN",
+            Self::Low => "LOW",
+            Self::Medium => "MEDIUM",
+            Self::High => "HIGH",
+        }
+    }
+
     /// Parses `LOW` / `medium` / ...; anything else is `Unknown`.
     pub fn parse(s: &str) -> Self {
         match s.to_ascii_uppercase().as_str() {

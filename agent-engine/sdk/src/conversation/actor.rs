@@ -184,7 +184,12 @@ fn spawn(
         inflight: None,
         broken: None,
     };
-    tokio::spawn(actor.run(rx, recover));
+    let mut actor = actor;
+    if recover {
+        // Before anyone can read or command it: the first thing they see is the recovered state.
+        actor.recover_from_crash();
+    }
+    tokio::spawn(actor.run(rx));
     ConversationHandle { shared }
 }
 
@@ -229,10 +234,7 @@ fn absolute(p: &std::path::Path) -> Result<PathBuf> {
 
 
 impl Actor {
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>, recover: bool) {
-        if recover {
-            self.recover_from_crash();
-        }
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
         for w in std::mem::take(&mut self.context_warnings) {
             tracing::warn!(conversation = %self.shared.id, "{w}");
         }

@@ -1,0 +1,221 @@
+//! Black-box tests of the `tandem` binary: real bash on a PTY, the scripted LLM server on
+//! loopback, conversations persisted under a temporary `TANDEM_HOME`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tandem_testkit::{ScriptedLlmServer, Step, ToolCallSpec};
+
+struct Env {
+    home: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        Self { home: tempfile::tempdir().unwrap(), workspace: tempfile::tempdir().unwrap() }
+    }
+
+    fn cmd(&self, server: Option<&ScriptedLlmServer>) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        c.env("TANDEM_HOME", self.home.path())
+            .env_remove("LLM_MODEL")
+            .env_remove("LLM_BASE_URL")
+            .env_remove("LLM_API_KEY")
+            .env("LLM_NUM_RETRIES", "0")
+            .stdin(Stdio::null());
+        if let Some(s) = server {
+            c.env("LLM_MODEL", "openai/scripted").env("LLM_BASE_URL", s.base_url()).env("LLM_API_KEY", "sk-test");
+        }
+        c
+    }
+
+    fn run(&self, server: Option<&ScriptedLlmServer>, args: &[&str]) -> Output {
+        let ws = self.workspace.path().to_str().unwrap().to_owned();
+        let mut c = self.cmd(server);
+        c.arg("run").args(args).args(["--workspace", &ws]);
+        c.output().unwrap()
+    }
+
+    fn conversation_dirs(&self) -> Vec<PathBuf> {
+        let root = self.home.path().join("conversations");
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        dirs.sort();
+        dirs
+    }
+
+    fn events(&self, dir: &Path) -> Vec<Value> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("events"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("event-"))
+            .collect();
+        files.sort();
+        files.iter().map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap()).collect()
+    }
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn run_prints_a_line_per_event_and_persists_the_conversation() {
+    let server = ScriptedLlmServer::start(vec![
+        Step::tool_call("terminal", json!({"command": "echo hello-from-bash && pwd"})),
+        Step::tool_call("finish", json!({"message": "Said hello."})),
+    ]);
+    let env = Env::new();
+    let out = env.run(Some(&server), &["say hello"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("warning: local mode"), "{stderr}");
+    assert!(stdout.contains("» user: say hello"), "{stdout}");
+    assert!(stdout.contains("▶ terminal: $ echo hello-from-bash && pwd"), "{stdout}");
+    assert!(stdout.contains("↳ exit 0: hello-from-bash"), "{stdout}");
+    assert!(stdout.contains("· status: finished"), "{stdout}");
+
+    let dirs = env.conversation_dirs();
+    assert_eq!(dirs.len(), 1);
+    let events = env.events(&dirs[0]);
+    let obs = events.iter().find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "terminal").unwrap();
+    let out_text = obs["observation"]["content"][0]["text"].as_str().unwrap();
+    let ws = env.workspace.path().canonicalize().unwrap();
+    assert!(out_text.contains(&format!("hello-from-bash\n{}", ws.display())), "{out_text}");
+    assert!(dirs[0].join("base_state.json").exists() && dirs[0].join("meta.json").exists());
+    // The API key is never written.
+    let state = std::fs::read_to_string(dirs[0].join("base_state.json")).unwrap();
+    assert!(!state.contains("sk-test"));
+
+    let list = env.cmd(None).arg("conversations").output().unwrap();
+    let (listing, _) = text(&list);
+    assert!(listing.contains("finished") && listing.contains("say hello"), "{listing}");
+}
+
+#[test]
+fn without_a_terminal_confirmation_never_blocks_and_nothing_runs() {
+    let server = ScriptedLlmServer::start(vec![
+        Step::tool_call("terminal", json!({"command": "touch approved-marker"})),
+        Step::tool_call("finish", json!({"message": "ok"})),
+    ]);
+    let env = Env::new();
+    let started = Instant::now();
+    let out = env.run(Some(&server), &["make a file", "--confirm", "always"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(stderr.contains("waiting for approval"), "{stderr}");
+    assert!(!env.workspace.path().join("approved-marker").exists(), "the command ran before approval");
+
+    // `resume` is the approval: the action runs, then the agent finishes.
+    let out = env.cmd(Some(&server)).args(["resume", "--last"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(env.workspace.path().join("approved-marker").exists());
+}
+
+#[test]
+fn bad_flags_and_settings_get_one_clear_line_and_exit_2() {
+    let env = Env::new();
+    let out = env.run(None, &["task", "--confirm", "sometimes"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("invalid confirmation policy `sometimes`"), "{stderr}");
+
+    let out = env.run(None, &["task"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("no LLM configured") && stderr.contains("--llm demo"), "{stderr}");
+
+    std::fs::write(env.home.path().join("settings.json"), "{\"llm\": {\"modle\": \"x\"}}").unwrap();
+    let out = env.run(None, &["task"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("settings.json") && stderr.contains("modle"), "{stderr}");
+
+    let out = env.cmd(None).args(["run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn an_auth_failure_is_one_clear_line_and_a_nonzero_exit() {
+    let server = ScriptedLlmServer::start(vec![Step::error(401, "Incorrect API key provided")]);
+    let env = Env::new();
+    let out = env.run(Some(&server), &["hi"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let line = stdout.lines().find(|l| l.contains("LLMAuthenticationError")).expect("an auth error line");
+    assert!(line.contains("Incorrect API key provided"), "{line}");
+    // Nothing lost: the user message is on disk.
+    let events = env.events(&env.conversation_dirs()[0]);
+    assert!(events.iter().any(|e| e["kind"] == "MessageEvent"));
+}
+
+#[test]
+fn malformed_tool_calls_are_errors_the_model_sees_and_the_run_goes_on() {
+    let server = ScriptedLlmServer::start(vec![
+        Step::tool_calls(vec![ToolCallSpec::new("terminal", json!("{\"command\": \"ls"))]),
+        Step::tool_call("terminal", json!({"command": "echo recovered"})),
+        Step::tool_call("finish", json!({"message": "ok"})),
+    ]);
+    let env = Env::new();
+    let out = env.run(Some(&server), &["go"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("unparseable JSON"), "{stdout}");
+    assert!(stdout.contains("exit 0: recovered"), "{stdout}");
+}
+
+#[test]
+fn the_demo_runs_without_any_provider() {
+    let env = Env::new();
+    let out = env.run(None, &["show me around", "--llm", "demo"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("demo mode"), "{stderr}");
+    assert!(stdout.contains("▶ terminal:"), "{stdout}");
+    assert!(stdout.contains("▶ finish:"), "{stdout}");
+}
+
+#[test]
+fn a_killed_run_recovers_on_resume() {
+    let server = ScriptedLlmServer::start(vec![
+        Step::tool_call("terminal", json!({"command": "sleep 30"})),
+        Step::text("Recovered and done."),
+    ]);
+    let env = Env::new();
+    let ws = env.workspace.path().to_str().unwrap().to_owned();
+    let mut child = env
+        .cmd(Some(&server))
+        .args(["run", "wait a while", "--workspace", &ws])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the tool to be in progress (its action is on disk), then kill -9.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let dirs = env.conversation_dirs();
+        if let Some(d) = dirs.first() {
+            if env.events(d).iter().any(|e| e["kind"] == "ActionEvent") {
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "the action never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let out = env.cmd(Some(&server)).args(["resume", "--last"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("A restart occurred while this tool was in progress"), "{stdout}");
+    assert!(stdout.contains("Recovered and done."), "{stdout}");
+    assert!(server.violations().is_empty(), "{:?}", server.violations());
+}
