@@ -104,8 +104,10 @@ fn fork_bomb(source: &str) -> Option<Finding> {
     let mut rest = compact.as_str();
     while let Some(at) = rest.find("(){") {
         let name_start = rest[..at]
-            .rfind(|c: char| !(c.is_alphanumeric() || "_:.-".contains(c)))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_alphanumeric() || "_:.-".contains(c)))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let name = &rest[name_start..at];
         let body_start = at + 3;
         let body = rest[body_start..].split('}').next().unwrap_or_default();

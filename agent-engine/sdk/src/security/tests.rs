@@ -323,3 +323,45 @@ fn explanations_name_what_matched() {
     );
     assert!(run("echo hi >> /etc/hosts").reason.contains("/etc/hosts"));
 }
+
+#[test]
+fn odd_input_never_panics() {
+    let pieces = [
+        "é",
+        "€(){ €|€& };€",
+        "$(",
+        "`",
+        "'",
+        "\"",
+        "\\",
+        "<<",
+        "<(",
+        "${",
+        "$((",
+        ")",
+        "|",
+        "&&",
+        ";",
+        "\n",
+        "2>",
+        "rm -rf ",
+        "sudo",
+        "é/ü",
+        "#",
+        "{",
+        "}",
+        "=",
+        "~",
+        "-",
+        "--",
+        "\t",
+    ];
+    for a in pieces {
+        for b in pieces {
+            for c in pieces {
+                let _ = run(&format!("{a}{b}{c}"));
+                let _ = run(&format!("{a} {b} {c}"));
+            }
+        }
+    }
+}
