@@ -109,6 +109,20 @@ impl TerminalTool {
         Ok(session)
     }
 
+    /// The session, started on a blocking thread (forking bash) if there is none yet.
+    async fn ensure_session(&self, working_dir: &Path) -> std::io::Result<Arc<TerminalSession>> {
+        if let Some(session) = self.session() {
+            return Ok(session);
+        }
+        let dir = working_dir.to_path_buf();
+        let started = tokio::task::spawn_blocking(move || TerminalSession::start(&dir))
+            .await
+            .map_err(std::io::Error::other)??;
+        let mut slot = lock(&self.session);
+        // Another call may have started one meanwhile; keep that (dropping ours kills it).
+        Ok(Arc::clone(slot.get_or_insert(started)))
+    }
+
     /// Runs one action to its observation.
     pub async fn run(&self, action: &TerminalAction, ctx: &ToolContext) -> TerminalObservation {
         let command = action.command.as_str();
@@ -116,7 +130,7 @@ impl TerminalTool {
         if action.reset && action.is_input {
             return fail("`reset` cannot be combined with `is_input=true`.");
         }
-        let session = match self.start_session(&ctx.working_dir) {
+        let session = match self.ensure_session(&ctx.working_dir).await {
             Ok(session) => session,
             Err(e) => {
                 return fail(&format!(
@@ -167,10 +181,15 @@ command with is_input=false."
 command to run."
                 });
             }
-            let outcome = if action.is_input && !command.is_empty() {
+            let typing = action.is_input && !command.is_empty();
+            let outcome = if typing && !runner.finished_meanwhile() {
                 let bytes = keys::input_bytes(command);
                 runner.send_input(bytes, soft, limit, cancel).await
             } else {
+                if typing {
+                    // Typed at the prompt, the input would run as a command.
+                    notes.push("[The command had already finished, so the input was not sent.]");
+                }
                 runner.resume(soft, limit, cancel).await
             };
             (outcome, true)

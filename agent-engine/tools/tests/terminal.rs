@@ -160,7 +160,6 @@ async fn soft_timeout_returns_early_and_an_empty_command_waits_for_the_rest() {
     let t = text(&o);
     assert_eq!(o.exit_code, Some(-1), "{t}");
     assert!(o.timeout);
-    assert!(t.starts_with("begin\n"), "{t}");
     assert!(
         t.contains("still running") && t.contains("empty command"),
         "{t}"
@@ -172,13 +171,14 @@ async fn soft_timeout_returns_early_and_an_empty_command_waits_for_the_rest() {
     assert!(busy.is_error);
     assert!(text(&busy).contains("still running"), "{}", text(&busy));
 
-    let mut seen = String::new();
+    // Under heavy load `begin` may only come with a later call.
+    let mut seen = t;
     for _ in 0..60 {
         let o = call(&tool, &ctx, json!({"command": ""})).await;
         assert!(!o.is_error, "{}", text(&o));
         seen.push_str(&text(&o));
         if o.exit_code == Some(0) {
-            assert!(seen.contains("done"), "{seen}");
+            assert!(seen.contains("begin\n") && seen.contains("done"), "{seen}");
             let after = call(&tool, &ctx, json!({"command": "echo next"})).await;
             assert!(text(&after).starts_with("next\n"));
             tool.close();
@@ -452,5 +452,65 @@ async fn echo_round_trips_are_fast() {
     }
     // Reported, not asserted: timing depends on the machine's load.
     eprintln!("echo round trip: {:?} on average", start.elapsed() / 100);
+    tool.close();
+}
+
+#[tokio::test]
+async fn long_heredoc_commands_arrive_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = TerminalTool::new();
+    let ctx = ctx(dir.path());
+    let body: String = (0..2000)
+        .map(|i| format!("line {i}\twith tab and $dollar `tick` 'q' \"dq\"\n"))
+        .collect();
+    let command = format!("cat > big.txt <<'EOF'\n{body}EOF\nwc -l < big.txt");
+    let start = Instant::now();
+    let o = call(&tool, &ctx, json!({"command": command})).await;
+    eprintln!("{} byte heredoc: {:?}", command.len(), start.elapsed());
+    assert!(text(&o).starts_with("2000\n"), "{}", text(&o));
+    let written = std::fs::read_to_string(dir.path().join("big.txt")).unwrap();
+    assert_eq!(written, body);
+    tool.close();
+}
+
+#[tokio::test]
+async fn input_for_a_command_that_already_finished_is_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = TerminalTool::new().with_soft_timeout(Duration::from_secs(1));
+    let ctx = ctx(dir.path());
+    let session = tool.start_session(dir.path()).unwrap();
+    let (_, mut viewer) = session.attach();
+    let o = call(
+        &tool,
+        &ctx,
+        json!({"command": "sleep 2; echo fin-$((1+1))"}),
+    )
+    .await;
+    assert_eq!(o.exit_code, Some(-1));
+    // Wait (through a viewer, which gets output after the tool does) for the prompt.
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = String::from_utf8_lossy(&seen);
+        if s.rsplit_once("fin-2")
+            .is_some_and(|(_, after)| after.ends_with("$ ") || after.ends_with("# "))
+        {
+            break;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let chunk = tokio::time::timeout(left, viewer.recv()).await;
+        seen.extend_from_slice(&chunk.expect("viewer output").unwrap());
+    }
+    let o = call(
+        &tool,
+        &ctx,
+        json!({"command": "touch should-not-exist", "is_input": true}),
+    )
+    .await;
+    assert!(text(&o).contains("fin-2"), "{}", text(&o));
+    assert!(text(&o).contains("not sent"), "{}", text(&o));
+    assert_eq!(o.exit_code, Some(0));
+    call(&tool, &ctx, json!({"command": "true"})).await;
+    assert!(!dir.path().join("should-not-exist").exists());
     tool.close();
 }

@@ -25,6 +25,9 @@ const STARTUP_LIMIT: Duration = Duration::from_secs(30);
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 /// How long to wait for the prompt once the processes are killed.
 const KILL_GRACE: Duration = Duration::from_secs(5);
+/// Most output bytes one call keeps (its first and last halves); a command that prints without
+/// pause for long must not exhaust memory.
+const CAPTURE_LIMIT: usize = 32 * 1024 * 1024;
 /// Readline's "line accepted" sequence (bracketed paste off), which ends the command's echo.
 const LINE_ACCEPTED: &[u8] = b"\x1b[?2004l";
 
@@ -71,6 +74,41 @@ pub(crate) struct Outcome {
     pub running_pid: Option<i32>,
 }
 
+/// Bytes kept up to a limit: the first half, then a rolling last half.
+#[derive(Debug, Default)]
+struct Bounded {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    dropped: usize,
+}
+
+impl Bounded {
+    fn push(&mut self, mut bytes: &[u8]) {
+        let half = CAPTURE_LIMIT / 2;
+        if self.head.len() < half {
+            let n = bytes.len().min(half - self.head.len());
+            self.head.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+        }
+        self.tail.extend(bytes);
+        let excess = self.tail.len().saturating_sub(half);
+        if excess > 0 {
+            self.tail.drain(..excess);
+            self.dropped += excess;
+        }
+    }
+
+    fn into_vec(self) -> Vec<u8> {
+        let mut out = self.head;
+        if self.dropped > 0 {
+            let note = format!("\r\n[... {} bytes of output dropped ...]\r\n", self.dropped);
+            out.extend_from_slice(note.as_bytes());
+        }
+        out.extend(self.tail);
+        out
+    }
+}
+
 /// Output collected during a wait.
 #[derive(Debug, Default)]
 struct Capture {
@@ -78,7 +116,7 @@ struct Capture {
     skip_echo: bool,
     started: bool,
     echo: Vec<u8>,
-    data: Vec<u8>,
+    data: Bounded,
 }
 
 impl Capture {
@@ -93,7 +131,7 @@ impl Capture {
         if self.skip_echo && !self.started {
             self.echo.extend_from_slice(bytes);
         } else {
-            self.data.extend_from_slice(bytes);
+            self.data.push(bytes);
         }
     }
 
@@ -108,7 +146,7 @@ impl Capture {
     /// followed the echo.
     fn finish(self) -> Vec<u8> {
         if !self.skip_echo || self.started {
-            return self.data;
+            return self.data.into_vec();
         }
         let echo = self.echo;
         let after = echo
@@ -253,6 +291,14 @@ impl Runner {
                 .any(|e| !matches!(e, ShellEvent::Output(_)))
     }
 
+    /// Whether the running command has already ended (its prompt waits to be reported).
+    pub fn finished_meanwhile(&mut self) -> bool {
+        self.drain();
+        self.backlog
+            .iter()
+            .any(|e| matches!(e, ShellEvent::Prompt(_)))
+    }
+
     /// Whether the shell is running something now (after the output so far).
     pub fn is_busy(&mut self) -> bool {
         self.settle();
@@ -321,7 +367,7 @@ impl Runner {
             Stop::Cancelled => Err("Interrupted while the shell was starting.".into()),
             Stop::Exited => Err(format!(
                 "The shell exited while starting: {}",
-                super::output::clean(&capture.data).trim()
+                super::output::clean(&capture.data.into_vec()).trim()
             )),
             Stop::Quiet | Stop::Deadline => Err(format!(
                 "The shell did not show a prompt within {} seconds.",
@@ -529,6 +575,20 @@ mod tests {
         c.started();
         c.push(b"more\r\n");
         assert_eq!(c.finish(), b"hi\r\nmore\r\n");
+    }
+
+    #[test]
+    fn endless_output_keeps_head_and_tail() {
+        let mut b = Bounded::default();
+        let chunk = vec![b'x'; 1024 * 1024];
+        for _ in 0..40 {
+            b.push(&chunk);
+        }
+        b.push(b"END");
+        let out = b.into_vec();
+        assert!(out.len() < CAPTURE_LIMIT + 100);
+        assert!(out.ends_with(b"xEND"));
+        assert!(String::from_utf8_lossy(&out).contains("bytes of output dropped"));
     }
 
     #[test]

@@ -136,9 +136,16 @@ impl TerminalSession {
         working_dir: &Path,
     ) -> Result<(), String> {
         let old = Arc::clone(runner.shell());
-        let _ = tokio::task::spawn_blocking(move || old.kill()).await;
-        let spawned = shell::spawn(working_dir, self.viewer_feed.clone())
-            .map_err(|e| format!("Could not start a new shell: {e}"))?;
+        let feed = self.viewer_feed.clone();
+        let dir = working_dir.to_path_buf();
+        let spawned = tokio::task::spawn_blocking(move || {
+            old.kill();
+            shell::spawn(&dir, feed)
+        })
+        .await
+        .map_err(std::io::Error::other)
+        .and_then(|spawned| spawned)
+        .map_err(|e| format!("Could not start a new shell: {e}"))?;
         let shell = Arc::new(spawned.shell);
         *runner = Runner::new(Arc::clone(&shell), spawned.output, &spawned.nonce);
         *lock(&self.shell) = shell;
