@@ -32,6 +32,6 @@ pub use persistence::{
     ConversationMeta, ConversationStore, EventLog, LoadedLog, atomic_write, unmatched_actions,
 };
 pub use secrets::{Masker, SECRET_MASK, SecretRegistry, SecretSource};
-pub use security::RuleAnalyzer;
+pub use security::{RiskAssessment, RuleAnalyzer};
 pub use stuck::{StuckDetector, StuckReason};
 pub use tool::{Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolRegistry};
