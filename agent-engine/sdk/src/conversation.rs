@@ -134,6 +134,18 @@ pub enum Command {
         /// Done.
         reply: oneshot::Sender<Result<()>>,
     },
+    /// Set (or clear) the security analyzer configuration.
+    SetSecurityAnalyzer {
+        /// Upstream's analyzer JSON (`{"kind": "LLMSecurityAnalyzer"}`, ...), or `None`.
+        analyzer: Option<serde_json::Value>,
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Ask for the history to be condensed (records a `CondensationRequest`).
+    Condense {
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
     /// Set the title.
     SetTitle {
         /// The title.

@@ -8,7 +8,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
 use tandem_protocol::{
-    Action, ActionEvent, ConversationErrorEvent, ConversationState, ErrorClassification,
+    Action, ActionEvent, CondensationRequest, ConversationErrorEvent, ConversationState, ErrorClassification,
     Event, EventBase, ExecutionStatus, Extra, InterruptEvent, Message, MessageEvent, Metrics,
     Observation, ObservationEvent, PauseEvent, ResponseLatency, Role, Source, StreamingDeltaEvent,
     SystemPromptEvent, TextContent, UserRejectObservation,
@@ -432,6 +432,16 @@ impl Actor {
                 self.masker = self.secrets.masker();
                 self.write_view().state.secret_registry = self.secrets.redacted_json();
                 self.save_state();
+                let _ = reply.send(Ok(()));
+            }
+            Command::SetSecurityAnalyzer { analyzer, reply } => {
+                self.write_view().state.security_analyzer = analyzer;
+                self.save_state();
+                let _ = reply.send(Ok(()));
+            }
+            Command::Condense { reply } => {
+                let leaf = self.leaf();
+                self.emit(Event::CondensationRequest(CondensationRequest::new(Source::Environment, leaf)));
                 let _ = reply.send(Ok(()));
             }
             Command::SetTitle { title, reply } => {

@@ -153,6 +153,16 @@ impl ConversationHandle {
         self.call(|reply| Command::UpdateSecrets { secrets, reply }).await
     }
 
+    /// Sets or clears the security analyzer configuration.
+    pub async fn set_security_analyzer(&self, analyzer: Option<serde_json::Value>) -> Result<()> {
+        self.call(|reply| Command::SetSecurityAnalyzer { analyzer, reply }).await
+    }
+
+    /// Asks for the history to be condensed.
+    pub async fn condense(&self) -> Result<()> {
+        self.call(|reply| Command::Condense { reply }).await
+    }
+
     /// Sets the title.
     pub async fn set_title(&self, title: String) -> Result<()> {
         self.call(|reply| Command::SetTitle { title, reply }).await
