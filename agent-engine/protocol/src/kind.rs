@@ -20,6 +20,27 @@ macro_rules! tagged_enum {
         }
 
         impl $name {
+            /// Parses one JSON object of this type from `bytes`; the same result as
+            /// `serde_json::from_slice`, faster. Upstream and Tandem both write the tag as the
+            /// object's last field, so the variant is known from the tail of the bytes and
+            /// the object parses straight into its struct, skipping the intermediate
+            /// `serde_json::Value` the generic path needs. Anything else takes the generic path.
+            pub fn from_json_slice(bytes: &[u8]) -> serde_json::Result<Self> {
+                if let Some(tag) = $crate::kind::trailing_tag(bytes, $tag) {
+                    match tag {
+                        $( $kind => {
+                            if let Ok(mut inner) = serde_json::from_slice::<$ty>(bytes) {
+                                inner.extra.remove($tag);
+                                return Ok(Self::$variant(inner));
+                            }
+                            // Fall through for the generic path's error message.
+                        } )*
+                        _ => {}
+                    }
+                }
+                serde_json::from_slice(bytes)
+            }
+
             /// The tag (`kind` / `type`) this value carries on the wire.
             pub fn kind(&self) -> &str {
                 match self {
@@ -78,3 +99,81 @@ macro_rules! tagged_enum {
 
 pub(crate) use tagged_enum;
 
+/// The value of `"<tag>":"<value>"` when it is the last member of the JSON object `bytes`
+/// (whitespace allowed), `None` otherwise. Being last before the closing brace, the member can
+/// only belong to the top-level object; the value must be a plain identifier (no escapes).
+pub(crate) fn trailing_tag<'a>(bytes: &'a [u8], tag: &str) -> Option<&'a str> {
+    let mut end = bytes.len();
+    let skip_ws = |end: &mut usize| {
+        while *end > 0 && bytes[*end - 1].is_ascii_whitespace() {
+            *end -= 1;
+        }
+    };
+    let expect = |end: &mut usize, b: u8| {
+        if *end > 0 && bytes[*end - 1] == b {
+            *end -= 1;
+            true
+        } else {
+            false
+        }
+    };
+    skip_ws(&mut end);
+    if !expect(&mut end, b'}') {
+        return None;
+    }
+    skip_ws(&mut end);
+    if !expect(&mut end, b'"') {
+        return None;
+    }
+    let value_end = end;
+    while end > 0 && (bytes[end - 1].is_ascii_alphanumeric() || bytes[end - 1] == b'_') {
+        end -= 1;
+    }
+    let value_start = end;
+    if value_start == value_end || !expect(&mut end, b'"') {
+        return None;
+    }
+    skip_ws(&mut end);
+    if !expect(&mut end, b':') {
+        return None;
+    }
+    skip_ws(&mut end);
+    if !expect(&mut end, b'"') {
+        return None;
+    }
+    let key = tag.as_bytes();
+    if end < key.len() || &bytes[end - key.len()..end] != key {
+        return None;
+    }
+    end -= key.len();
+    if !expect(&mut end, b'"') {
+        return None;
+    }
+    skip_ws(&mut end);
+    if !(expect(&mut end, b',') || expect(&mut end, b'{')) {
+        return None;
+    }
+    std::str::from_utf8(&bytes[value_start..value_end]).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trailing_tag;
+
+    #[test]
+    fn finds_only_a_top_level_trailing_tag() {
+        fn t(s: &str) -> Option<&str> {
+            trailing_tag(s.as_bytes(), "kind")
+        }
+        assert_eq!(t(r#"{"id":"x","kind":"PauseEvent"}"#), Some("PauseEvent"));
+        assert_eq!(t("{ \"kind\" : \"A_1\" }\n"), Some("A_1"));
+        assert_eq!(t(r#"{"kind":"A"}"#), Some("A"));
+        assert_eq!(t(r#"{"a":{"kind":"Inner"}}"#), None);
+        assert_eq!(t(r#"{"a":"\"kind\":\"X\"}"#), None);
+        assert_eq!(t(r#"{"a":"x","xkind":"A"}"#), None);
+        assert_eq!(t(r#"{"a":"x","kind":"A B"}"#), None);
+        assert_eq!(t(r#"{"a":"x","kind":""}"#), None);
+        assert_eq!(t(r#"["kind","A"]"#), None);
+        assert_eq!(t(""), None);
+    }
+}

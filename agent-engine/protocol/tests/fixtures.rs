@@ -117,9 +117,18 @@ fn every_persisted_upstream_event_round_trips() {
         for file in files {
             let text = std::fs::read_to_string(&file).unwrap();
             let json: Value = serde_json::from_str(&text).unwrap();
-            // Also through the string path, which is what the event log uses.
-            if let Err(e) = serde_json::from_str::<Event>(&text) {
-                failures.push(format!("{}: from_str: {e}", file.display()));
+            // The event log's fast path must give exactly what the generic path gives.
+            match (
+                serde_json::from_str::<Event>(&text),
+                Event::from_json_slice(text.as_bytes()),
+            ) {
+                (Ok(generic), Ok(fast)) if generic == fast => {}
+                (generic, fast) => failures.push(format!(
+                    "{}: from_json_slice differs: {:?} vs {:?}",
+                    file.display(),
+                    generic.map(|e| e.kind().to_owned()),
+                    fast.map(|e| e.kind().to_owned())
+                )),
             }
             if let Err(e) = event_round_trip(&json) {
                 failures.push(format!("{}: {e}", file.display()));

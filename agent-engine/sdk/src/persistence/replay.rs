@@ -75,7 +75,7 @@ fn replay_chunk(dir: &Path, names: &[String], offset: usize) -> Replay {
         path.push(name);
         let parsed = read_into(&path, &mut buf)
             .map_err(|e| format!("unreadable: {e}"))
-            .and_then(|()| serde_json::from_slice::<Event>(&buf).map_err(|e| e.to_string()));
+            .and_then(|()| Event::from_json_slice(&buf).map_err(|e| e.to_string()));
         path.pop();
         match parsed {
             Ok(event) => events.push(event),
