@@ -81,8 +81,8 @@ fn gaps(events: &[Event]) -> (f64, f64) {
     let ts = |e: &Event| chrono::NaiveDateTime::parse_from_str(e.timestamp(), "%Y-%m-%dT%H:%M:%S%.f").unwrap();
     let mut tool = Vec::new();
     let mut between = Vec::new();
-    let mut last_action = None;
-    let mut last_obs = None;
+    let mut last_action: Option<chrono::NaiveDateTime> = None;
+    let mut last_obs: Option<chrono::NaiveDateTime> = None;
     for e in events {
         match e {
             Event::Action(_) => {
