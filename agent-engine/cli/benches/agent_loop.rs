@@ -21,13 +21,23 @@ const ANCHOR_LOW_MS: f64 = 253.0;
 const ANCHOR_HIGH_MS: f64 = 315.0;
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let mut per_step = Vec::new();
     let mut tool_ms = Vec::new();
     let mut between_ms = Vec::new();
     for rep in 0..REPS {
         let (ms, tool, between) = rt.block_on(one_run());
-        println!("rep {}: {:.2} ms per step (action→observation median {:.2} ms, observation→next action median {:.2} ms)", rep + 1, ms, tool, between);
+        println!(
+            "rep {}: {:.2} ms per step (action→observation median {:.2} ms, observation→next action median {:.2} ms)",
+            rep + 1,
+            ms,
+            tool,
+            between
+        );
         per_step.push(ms);
         tool_ms.push(tool);
         between_ms.push(between);
@@ -36,13 +46,19 @@ fn main() {
     let median = per_step[per_step.len() / 2];
     println!();
     println!("100-step run, scripted zero-latency LLM, terminal `echo i` per step ({REPS} reps)");
-    println!("  ms per step: min {:.2}, median {:.2}", per_step[0], median);
+    println!(
+        "  ms per step: min {:.2}, median {:.2}",
+        per_step[0], median
+    );
     println!(
         "  anchor (upstream 1.58): {ANCHOR_LOW_MS}–{ANCHOR_HIGH_MS} ms per step → {:.0}×–{:.0}× faster (median)",
         ANCHOR_LOW_MS / median,
         ANCHOR_HIGH_MS / median
     );
-    println!("  target ≤ 10 ms per step: {}", if median <= 10.0 { "met" } else { "NOT met" });
+    println!(
+        "  target ≤ 10 ms per step: {}",
+        if median <= 10.0 { "met" } else { "NOT met" }
+    );
 }
 
 async fn one_run() -> (f64, f64, f64) {
@@ -60,25 +76,54 @@ async fn one_run() -> (f64, f64, f64) {
     config.base_url = Some(server.base_url());
     config.api_key = Some("x".into());
     let llm: Arc<dyn Llm> = Arc::new(OpenAiChat::new(config.clone()).unwrap());
-    let runtime = Runtime { llm, tools: tandem_tools::default_tools(None) };
-    let options = ConversationOptions::new(AgentSpec::default_for(config), workspace.path().to_path_buf());
-    let handle = Conversation::create(&store, options, runtime).await.unwrap();
+    let runtime = Runtime {
+        llm,
+        tools: tandem_tools::default_tools(None),
+    };
+    let options = ConversationOptions::new(
+        AgentSpec::default_for(config),
+        workspace.path().to_path_buf(),
+    );
+    let handle = Conversation::create(&store, options, runtime)
+        .await
+        .unwrap();
     let started = Instant::now();
-    handle.send_message(Message::user("Run echo 0..99 one per step, then finish."), true).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(600), handle.wait_until_stopped()).await.unwrap();
+    handle
+        .send_message(
+            Message::user("Run echo 0..99 one per step, then finish."),
+            true,
+        )
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(600), handle.wait_until_stopped())
+        .await
+        .unwrap();
     let elapsed = started.elapsed();
-    assert_eq!(handle.status(), ExecutionStatus::Finished, "the run did not finish");
+    assert_eq!(
+        handle.status(),
+        ExecutionStatus::Finished,
+        "the run did not finish"
+    );
     let events = handle.events();
-    let observations = events.iter().filter(|e| matches!(e, Event::Observation(_))).count();
+    let observations = events
+        .iter()
+        .filter(|e| matches!(e, Event::Observation(_)))
+        .count();
     assert_eq!(observations, STEPS + 1);
     let (tool, between) = gaps(&events);
     handle.close().await.unwrap();
-    (elapsed.as_secs_f64() * 1000.0 / (STEPS + 1) as f64, tool, between)
+    (
+        elapsed.as_secs_f64() * 1000.0 / (STEPS + 1) as f64,
+        tool,
+        between,
+    )
 }
 
 /// Median action→observation and observation→next-action gaps, from event timestamps.
 fn gaps(events: &[Event]) -> (f64, f64) {
-    let ts = |e: &Event| chrono::NaiveDateTime::parse_from_str(e.timestamp(), "%Y-%m-%dT%H:%M:%S%.f").unwrap();
+    let ts = |e: &Event| {
+        chrono::NaiveDateTime::parse_from_str(e.timestamp(), "%Y-%m-%dT%H:%M:%S%.f").unwrap()
+    };
     let mut tool = Vec::new();
     let mut between = Vec::new();
     let mut last_action: Option<chrono::NaiveDateTime> = None;

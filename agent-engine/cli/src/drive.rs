@@ -51,7 +51,11 @@ pub async fn follow(handle: &ConversationHandle, message: Option<String>) -> Res
         if let Some(s) = start.take() {
             let ended_before = runs.borrow().runs_ended;
             let started = match s {
-                Start::Message(m) => handle.send_message(tandem_protocol::Message::user(m), true).await,
+                Start::Message(m) => {
+                    handle
+                        .send_message(tandem_protocol::Message::user(m), true)
+                        .await
+                }
                 Start::Run => handle.run().await,
             };
             if let Err(e) = started {
@@ -94,7 +98,9 @@ pub async fn follow(handle: &ConversationHandle, message: Option<String>) -> Res
                 match ask_approval().await? {
                     Decision::Approve => start = Some(Start::Run),
                     Decision::ApproveAll => {
-                        handle.set_confirmation_policy(ConfirmationPolicy::NeverConfirm).await?;
+                        handle
+                            .set_confirmation_policy(ConfirmationPolicy::NeverConfirm)
+                            .await?;
                         start = Some(Start::Run);
                     }
                     Decision::Reject(reason) => {
@@ -109,7 +115,10 @@ pub async fn follow(handle: &ConversationHandle, message: Option<String>) -> Res
                 }
             }
             ExecutionStatus::WaitingForConfirmation => {
-                eprintln!("· waiting for approval of the action above (approve with: tandem resume {})", handle.id());
+                eprintln!(
+                    "· waiting for approval of the action above (approve with: tandem resume {})",
+                    handle.id()
+                );
                 return Ok(Outcome::Stopped);
             }
             _ => {
@@ -149,7 +158,11 @@ async fn ask_approval() -> Result<Decision> {
             "n" | "no" => {
                 let reason = prompt("Reason (optional, the agent reads it): ").await?;
                 let reason = reason.trim();
-                let reason = if reason.is_empty() { "User rejected the action." } else { reason };
+                let reason = if reason.is_empty() {
+                    "User rejected the action."
+                } else {
+                    reason
+                };
                 return Ok(Decision::Reject(reason.to_owned()));
             }
             _ => eprintln!("please answer y, n, a or q"),
@@ -163,7 +176,9 @@ async fn prompt(question: &str) -> Result<String> {
         eprint!("{question}");
         let _ = std::io::stderr().flush();
         let mut line = String::new();
-        std::io::stdin().read_line(&mut line).map(|n| if n == 0 { "q".to_owned() } else { line })
+        std::io::stdin()
+            .read_line(&mut line)
+            .map(|n| if n == 0 { "q".to_owned() } else { line })
     })
     .await??;
     Ok(line)

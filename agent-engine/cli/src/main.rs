@@ -78,11 +78,15 @@ fn main() -> ExitCode {
     };
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TANDEM_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            tracing_subscriber::EnvFilter::try_from_env("TANDEM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -103,7 +107,13 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
     let settings = SettingsFile::load(&home)?;
     let store = ConversationStore::new(home.join("conversations"));
     match cmd {
-        Cmd::Run { task, workspace, confirm, max_iterations, llm } => {
+        Cmd::Run {
+            task,
+            workspace,
+            confirm,
+            max_iterations,
+            llm,
+        } => {
             if task.trim().is_empty() {
                 bail!("the task is empty: say what the agent should do");
             }
@@ -111,12 +121,21 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 Some(w) => w,
                 None => std::env::current_dir().context("cannot read the current folder")?,
             };
-            std::fs::create_dir_all(&workspace).with_context(|| format!("cannot create workspace {}", workspace.display()))?;
-            let workspace = workspace.canonicalize().with_context(|| format!("cannot resolve workspace {}", workspace.display()))?;
-            let policy = parse_policy(confirm.as_deref().or(settings.confirm.as_deref()).unwrap_or("never"))?;
+            std::fs::create_dir_all(&workspace)
+                .with_context(|| format!("cannot create workspace {}", workspace.display()))?;
+            let workspace = workspace
+                .canonicalize()
+                .with_context(|| format!("cannot resolve workspace {}", workspace.display()))?;
+            let policy = parse_policy(
+                confirm
+                    .as_deref()
+                    .or(settings.confirm.as_deref())
+                    .unwrap_or("never"),
+            )?;
             let (config, demo) = llm_for(&llm, &settings, None, &workspace)?;
             let llm_client = client(&config)?;
-            let mut options = ConversationOptions::new(AgentSpec::default_for(config), workspace.clone());
+            let mut options =
+                ConversationOptions::new(AgentSpec::default_for(config), workspace.clone());
             options.confirmation_policy = policy;
             options.max_iterations = max_iterations;
             warn_local(&workspace, demo.is_some());
@@ -127,7 +146,13 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             drop(demo);
             Ok(outcome.code())
         }
-        Cmd::Resume { id, last, message, confirm, llm } => {
+        Cmd::Resume {
+            id,
+            last,
+            message,
+            confirm,
+            llm,
+        } => {
             let id = match (id, last) {
                 (Some(id), _) => id,
                 (None, true) => latest(&store)?.context("no conversations yet")?,
@@ -138,14 +163,19 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             let (config, demo) = llm_for(&llm, &settings, Some(&state.agent.llm), &workspace)?;
             let llm_client = client(&config)?;
             warn_local(&workspace, demo.is_some());
-            let (handle, warnings) = Conversation::open(&store, &id, runtime_for(llm_client)).await?;
+            let (handle, warnings) =
+                Conversation::open(&store, &id, runtime_for(llm_client)).await?;
             for w in warnings {
                 eprintln!("warning: {w}");
             }
             if let Some(c) = confirm.or(settings.confirm.clone()) {
                 handle.set_confirmation_policy(parse_policy(&c)?).await?;
             }
-            eprintln!("· conversation {} ({})", handle.id(), handle.status().as_str());
+            eprintln!(
+                "· conversation {} ({})",
+                handle.id(),
+                handle.status().as_str()
+            );
             recap(&handle.events());
             let outcome = drive::follow(&handle, message).await?;
             handle.close().await?;
@@ -168,11 +198,16 @@ fn llm_for(
 ) -> Result<(LlmConfig, Option<ScriptedLlmServer>)> {
     match flags.llm.as_deref() {
         Some("demo") => {
-            let server = ScriptedLlmServer::with_responder(tandem_testkit::demo_responder(&workspace.to_string_lossy()));
+            let server = ScriptedLlmServer::with_responder(tandem_testkit::demo_responder(
+                &workspace.to_string_lossy(),
+            ));
             let mut config = LlmConfig::new("openai/tandem-demo");
             config.base_url = Some(server.base_url());
             config.num_retries = 0;
-            eprintln!("· demo mode: a scripted LLM on {} plays the agent (no provider needed)", server.base_url());
+            eprintln!(
+                "· demo mode: a scripted LLM on {} plays the agent (no provider needed)",
+                server.base_url()
+            );
             return Ok((config, Some(server)));
         }
         Some(other) => bail!("unknown --llm `{other}`: the only built-in LLM is `demo`"),
@@ -191,12 +226,18 @@ fn client(config: &LlmConfig) -> Result<Arc<dyn Llm>> {
 }
 
 fn runtime_for(llm: Arc<dyn Llm>) -> Runtime {
-    Runtime { llm, tools: tandem_tools::default_tools(None) }
+    Runtime {
+        llm,
+        tools: tandem_tools::default_tools(None),
+    }
 }
 
 fn warn_local(workspace: &std::path::Path, demo: bool) {
     let _ = demo;
-    eprintln!("warning: local mode: the agent runs commands on this machine, in {}", workspace.display());
+    eprintln!(
+        "warning: local mode: the agent runs commands on this machine, in {}",
+        workspace.display()
+    );
 }
 
 /// Reprints the turn in progress: from the last user message on.
@@ -214,8 +255,10 @@ fn recap(events: &[tandem_protocol::Event]) {
 
 fn read_state(store: &ConversationStore, id: &str) -> Result<ConversationState> {
     let path = store.dir_for(id)?.join("base_state.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("conversation {id} not found ({})", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("corrupt conversation state {}", path.display()))
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("conversation {id} not found ({})", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("corrupt conversation state {}", path.display()))
 }
 
 fn latest(store: &ConversationStore) -> Result<Option<String>> {
@@ -231,7 +274,10 @@ fn list(store: &ConversationStore) -> Result<()> {
         println!("no conversations yet; start one with: tandem run \"task\"");
         return Ok(());
     }
-    println!("{:<36}  {:<24}  {:>9}  {:<19}  TITLE", "ID", "STATUS", "COST", "UPDATED");
+    println!(
+        "{:<36}  {:<24}  {:>9}  {:<19}  TITLE",
+        "ID", "STATUS", "COST", "UPDATED"
+    );
     for m in metas {
         let (status, cost) = match read_state(store, &m.id) {
             Ok(s) => (s.execution_status.as_str().to_owned(), s.stats.total_cost()),
@@ -240,7 +286,11 @@ fn list(store: &ConversationStore) -> Result<()> {
         let id = uuid_dashed(&m.id);
         let updated = m.updated_at.format("%Y-%m-%d %H:%M:%S").to_string();
         let title = m.title.as_deref().unwrap_or("");
-        println!("{id:<36}  {status:<24}  {:>9}  {updated:<19}  {}", format!("${cost:.4}"), render::first_line(title, 60));
+        println!(
+            "{id:<36}  {status:<24}  {:>9}  {updated:<19}  {}",
+            format!("${cost:.4}"),
+            render::first_line(title, 60)
+        );
     }
     Ok(())
 }
@@ -251,6 +301,14 @@ fn uuid_dashed(id: &str) -> String {
 
 fn uuid_parse(id: &str) -> Option<String> {
     let hex: String = id.chars().filter(|c| *c != '-').collect();
-    (hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit()))
-        .then(|| format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]))
+    (hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit())).then(|| {
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        )
+    })
 }

@@ -4,7 +4,11 @@ use tandem_protocol::{Action, Event, Observation, SecurityRisk, Source};
 
 /// At most `max` characters of the first non-empty line of `text`, with `…` when cut.
 pub fn first_line(text: &str, max: usize) -> String {
-    let line = text.lines().map(str::trim_end).find(|l| !l.trim().is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim_end)
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
     let more = text.lines().filter(|l| !l.trim().is_empty()).count() > 1;
     let mut out: String = line.chars().take(max).collect();
     if line.chars().count() > max || more {
@@ -20,7 +24,9 @@ pub fn describe_action(action: &Action) -> String {
         Action::Terminal(t) if t.is_input => format!("input {:?}", t.command),
         Action::Terminal(t) => format!("$ {}", first_line(&t.command, 100)),
         Action::FileEditor(f) => format!("{} {}", f.command, f.path),
-        Action::TaskTracker(t) if t.command == "plan" => format!("plan ({} tasks)", t.task_list.len()),
+        Action::TaskTracker(t) if t.command == "plan" => {
+            format!("plan ({} tasks)", t.task_list.len())
+        }
         Action::TaskTracker(t) => t.command.clone(),
         Action::Think(t) => first_line(&t.thought, 100),
         Action::Finish(f) => first_line(&f.message, 100),
@@ -32,7 +38,11 @@ pub fn describe_action(action: &Action) -> String {
 pub fn line(event: &Event) -> Option<String> {
     Some(match event {
         Event::Message(m) => {
-            let who = if m.base.source == Source::User { "user" } else { "agent" };
+            let who = if m.base.source == Source::User {
+                "user"
+            } else {
+                "agent"
+            };
             format!("» {who}: {}", first_line(&m.llm_message.text(), 160))
         }
         Event::Action(a) => match &a.action {
@@ -46,10 +56,18 @@ pub fn line(event: &Event) -> Option<String> {
             None => format!("▶ {} (invalid call)", a.tool_name),
         },
         Event::Observation(o) => {
-            let text = o.observation.content().iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n");
+            let text = o
+                .observation
+                .content()
+                .iter()
+                .filter_map(|c| c.as_text())
+                .collect::<Vec<_>>()
+                .join("\n");
             match &o.observation {
                 Observation::Terminal(t) => {
-                    let code = t.exit_code.map_or("running".to_owned(), |c| format!("exit {c}"));
+                    let code = t
+                        .exit_code
+                        .map_or("running".to_owned(), |c| format!("exit {c}"));
                     let output = text.split("\n[The command").next().unwrap_or("");
                     format!("  ↳ {code}: {}", first_line(output, 120))
                 }
@@ -65,11 +83,15 @@ pub fn line(event: &Event) -> Option<String> {
         Event::ConversationError(e) => format!("✗ {}: {}", e.code, first_line(&e.detail, 200)),
         Event::Pause(_) => "‖ paused".to_owned(),
         Event::Interrupt(_) => "‖ interrupted".to_owned(),
-        Event::Condensation(c) => format!("· condensed {} earlier events", c.forgotten_event_ids.len()),
+        Event::Condensation(c) => {
+            format!("· condensed {} earlier events", c.forgotten_event_ids.len())
+        }
         Event::StateUpdate(u) if u.key == "execution_status" => {
             let s = u.value.as_str().unwrap_or("");
             match s {
-                "finished" | "error" | "stuck" | "waiting_for_confirmation" => format!("· status: {s}"),
+                "finished" | "error" | "stuck" | "waiting_for_confirmation" => {
+                    format!("· status: {s}")
+                }
                 _ => return None,
             }
         }

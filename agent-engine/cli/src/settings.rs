@@ -46,9 +46,12 @@ impl SettingsFile {
     pub fn load(home: &Path) -> Result<Self> {
         let path = home.join("settings.json");
         match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).with_context(|| format!("invalid settings file {}", path.display())),
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("invalid settings file {}", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(e).with_context(|| format!("cannot read settings file {}", path.display())),
+            Err(e) => {
+                Err(e).with_context(|| format!("cannot read settings file {}", path.display()))
+            }
         }
     }
 }
@@ -76,7 +79,11 @@ fn env(name: &str) -> Option<String> {
 
 /// Resolves the LLM config: flags > env > settings > `base` (the conversation's persisted
 /// config on resume). `None` when nothing names a model.
-pub fn resolve_llm(flags: &LlmFlags, settings: &SettingsFile, base: Option<&LlmConfig>) -> Result<Option<LlmConfig>> {
+pub fn resolve_llm(
+    flags: &LlmFlags,
+    settings: &SettingsFile,
+    base: Option<&LlmConfig>,
+) -> Result<Option<LlmConfig>> {
     let model = flags
         .model
         .clone()
@@ -91,16 +98,27 @@ pub fn resolve_llm(flags: &LlmFlags, settings: &SettingsFile, base: Option<&LlmC
         Some(b) if b.model == model => b.clone(),
         _ => LlmConfig::new(model),
     };
-    if let Some(url) = flags.base_url.clone().or_else(|| env("LLM_BASE_URL")).or_else(|| settings.llm.base_url.clone()) {
+    if let Some(url) = flags
+        .base_url
+        .clone()
+        .or_else(|| env("LLM_BASE_URL"))
+        .or_else(|| settings.llm.base_url.clone())
+    {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             bail!("invalid base URL `{url}`: it must start with http:// or https://");
         }
         config.base_url = Some(url);
     }
     if let Some(n) = env("LLM_NUM_RETRIES") {
-        config.num_retries = n.parse().with_context(|| format!("invalid LLM_NUM_RETRIES `{n}`: expected a whole number"))?;
+        config.num_retries = n
+            .parse()
+            .with_context(|| format!("invalid LLM_NUM_RETRIES `{n}`: expected a whole number"))?;
     }
-    config.api_key = flags.api_key.clone().or_else(|| env("LLM_API_KEY")).or_else(|| settings.llm.api_key.clone());
+    config.api_key = flags
+        .api_key
+        .clone()
+        .or_else(|| env("LLM_API_KEY"))
+        .or_else(|| settings.llm.api_key.clone());
     Ok(Some(config))
 }
 
@@ -109,7 +127,10 @@ pub fn parse_policy(s: &str) -> Result<ConfirmationPolicy> {
     Ok(match s {
         "always" => ConfirmationPolicy::AlwaysConfirm,
         "never" => ConfirmationPolicy::NeverConfirm,
-        "risky" => ConfirmationPolicy::ConfirmRisky { threshold: SecurityRisk::High, confirm_unknown: true },
+        "risky" => ConfirmationPolicy::ConfirmRisky {
+            threshold: SecurityRisk::High,
+            confirm_unknown: true,
+        },
         other => bail!("invalid confirmation policy `{other}`: expected always, risky or never"),
     })
 }
@@ -120,9 +141,16 @@ mod tests {
 
     #[test]
     fn flags_beat_settings_and_base() {
-        let flags = LlmFlags { model: Some("openai/a".into()), ..Default::default() };
+        let flags = LlmFlags {
+            model: Some("openai/a".into()),
+            ..Default::default()
+        };
         let settings = SettingsFile {
-            llm: LlmSettings { model: Some("openai/b".into()), base_url: Some("http://x/v1".into()), api_key: Some("k".into()) },
+            llm: LlmSettings {
+                model: Some("openai/b".into()),
+                base_url: Some("http://x/v1".into()),
+                api_key: Some("k".into()),
+            },
             confirm: None,
         };
         let c = resolve_llm(&flags, &settings, None).unwrap().unwrap();
@@ -133,9 +161,20 @@ mod tests {
 
     #[test]
     fn bad_values_are_named() {
-        let flags = LlmFlags { model: Some("m".into()), base_url: Some("ftp://x".into()), ..Default::default() };
-        let err = resolve_llm(&flags, &SettingsFile::default(), None).unwrap_err().to_string();
+        let flags = LlmFlags {
+            model: Some("m".into()),
+            base_url: Some("ftp://x".into()),
+            ..Default::default()
+        };
+        let err = resolve_llm(&flags, &SettingsFile::default(), None)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("ftp://x"), "{err}");
-        assert!(parse_policy("sometimes").unwrap_err().to_string().contains("sometimes"));
+        assert!(
+            parse_policy("sometimes")
+                .unwrap_err()
+                .to_string()
+                .contains("sometimes")
+        );
     }
 }

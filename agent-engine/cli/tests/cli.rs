@@ -16,7 +16,10 @@ struct Env {
 
 impl Env {
     fn new() -> Self {
-        Self { home: tempfile::tempdir().unwrap(), workspace: tempfile::tempdir().unwrap() }
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            workspace: tempfile::tempdir().unwrap(),
+        }
     }
 
     fn cmd(&self, server: Option<&ScriptedLlmServer>) -> Command {
@@ -28,7 +31,9 @@ impl Env {
             .env("LLM_NUM_RETRIES", "0")
             .stdin(Stdio::null());
         if let Some(s) = server {
-            c.env("LLM_MODEL", "openai/scripted").env("LLM_BASE_URL", s.base_url()).env("LLM_API_KEY", "sk-test");
+            c.env("LLM_MODEL", "openai/scripted")
+                .env("LLM_BASE_URL", s.base_url())
+                .env("LLM_API_KEY", "sk-test");
         }
         c
     }
@@ -42,7 +47,9 @@ impl Env {
 
     fn conversation_dirs(&self) -> Vec<PathBuf> {
         let root = self.home.path().join("conversations");
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+            .map(|r| r.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
         dirs.sort();
         dirs
     }
@@ -52,21 +59,35 @@ impl Env {
             .unwrap()
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("event-"))
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("event-")
+            })
             .collect();
         files.sort();
-        files.iter().map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap()).collect()
+        files
+            .iter()
+            .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+            .collect()
     }
 }
 
 fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 #[test]
 fn run_prints_a_line_per_event_and_persists_the_conversation() {
     let server = ScriptedLlmServer::start(vec![
-        Step::tool_call("terminal", json!({"command": "echo hello-from-bash && pwd"})),
+        Step::tool_call(
+            "terminal",
+            json!({"command": "echo hello-from-bash && pwd"}),
+        ),
         Step::tool_call("finish", json!({"message": "Said hello."})),
     ]);
     let env = Env::new();
@@ -75,17 +96,26 @@ fn run_prints_a_line_per_event_and_persists_the_conversation() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stderr.contains("warning: local mode"), "{stderr}");
     assert!(stdout.contains("» user: say hello"), "{stdout}");
-    assert!(stdout.contains("▶ terminal: $ echo hello-from-bash && pwd"), "{stdout}");
+    assert!(
+        stdout.contains("▶ terminal: $ echo hello-from-bash && pwd"),
+        "{stdout}"
+    );
     assert!(stdout.contains("↳ exit 0: hello-from-bash"), "{stdout}");
     assert!(stdout.contains("· status: finished"), "{stdout}");
 
     let dirs = env.conversation_dirs();
     assert_eq!(dirs.len(), 1);
     let events = env.events(&dirs[0]);
-    let obs = events.iter().find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "terminal").unwrap();
+    let obs = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "terminal")
+        .unwrap();
     let out_text = obs["observation"]["content"][0]["text"].as_str().unwrap();
     let ws = env.workspace.path().canonicalize().unwrap();
-    assert!(out_text.contains(&format!("hello-from-bash\n{}", ws.display())), "{out_text}");
+    assert!(
+        out_text.contains(&format!("hello-from-bash\n{}", ws.display())),
+        "{out_text}"
+    );
     assert!(dirs[0].join("base_state.json").exists() && dirs[0].join("meta.json").exists());
     // The API key is never written.
     let state = std::fs::read_to_string(dirs[0].join("base_state.json")).unwrap();
@@ -93,7 +123,10 @@ fn run_prints_a_line_per_event_and_persists_the_conversation() {
 
     let list = env.cmd(None).arg("conversations").output().unwrap();
     let (listing, _) = text(&list);
-    assert!(listing.contains("finished") && listing.contains("say hello"), "{listing}");
+    assert!(
+        listing.contains("finished") && listing.contains("say hello"),
+        "{listing}"
+    );
 }
 
 #[test]
@@ -109,10 +142,17 @@ fn without_a_terminal_confirmation_never_blocks_and_nothing_runs() {
     assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
     assert!(started.elapsed() < Duration::from_secs(30));
     assert!(stderr.contains("waiting for approval"), "{stderr}");
-    assert!(!env.workspace.path().join("approved-marker").exists(), "the command ran before approval");
+    assert!(
+        !env.workspace.path().join("approved-marker").exists(),
+        "the command ran before approval"
+    );
 
     // `resume` is the approval: the action runs, then the agent finishes.
-    let out = env.cmd(Some(&server)).args(["resume", "--last"]).output().unwrap();
+    let out = env
+        .cmd(Some(&server))
+        .args(["resume", "--last"])
+        .output()
+        .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(env.workspace.path().join("approved-marker").exists());
@@ -124,18 +164,31 @@ fn bad_flags_and_settings_get_one_clear_line_and_exit_2() {
     let out = env.run(None, &["task", "--confirm", "sometimes"]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("invalid confirmation policy `sometimes`"), "{stderr}");
+    assert!(
+        stderr.contains("invalid confirmation policy `sometimes`"),
+        "{stderr}"
+    );
 
     let out = env.run(None, &["task"]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("no LLM configured") && stderr.contains("--llm demo"), "{stderr}");
+    assert!(
+        stderr.contains("no LLM configured") && stderr.contains("--llm demo"),
+        "{stderr}"
+    );
 
-    std::fs::write(env.home.path().join("settings.json"), "{\"llm\": {\"modle\": \"x\"}}").unwrap();
+    std::fs::write(
+        env.home.path().join("settings.json"),
+        "{\"llm\": {\"modle\": \"x\"}}",
+    )
+    .unwrap();
     let out = env.run(None, &["task"]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("settings.json") && stderr.contains("modle"), "{stderr}");
+    assert!(
+        stderr.contains("settings.json") && stderr.contains("modle"),
+        "{stderr}"
+    );
 
     let out = env.cmd(None).args(["run"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -148,7 +201,10 @@ fn an_auth_failure_is_one_clear_line_and_a_nonzero_exit() {
     let out = env.run(Some(&server), &["hi"]);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    let line = stdout.lines().find(|l| l.contains("LLMAuthenticationError")).expect("an auth error line");
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("LLMAuthenticationError"))
+        .expect("an auth error line");
     assert!(line.contains("Incorrect API key provided"), "{line}");
     // Nothing lost: the user message is on disk.
     let events = env.events(&env.conversation_dirs()[0]);
@@ -158,7 +214,10 @@ fn an_auth_failure_is_one_clear_line_and_a_nonzero_exit() {
 #[test]
 fn malformed_tool_calls_are_errors_the_model_sees_and_the_run_goes_on() {
     let server = ScriptedLlmServer::start(vec![
-        Step::tool_calls(vec![ToolCallSpec::new("terminal", json!("{\"command\": \"ls"))]),
+        Step::tool_calls(vec![ToolCallSpec::new(
+            "terminal",
+            json!("{\"command\": \"ls"),
+        )]),
         Step::tool_call("terminal", json!({"command": "echo recovered"})),
         Step::tool_call("finish", json!({"message": "ok"})),
     ]);
@@ -212,10 +271,17 @@ fn a_killed_run_recovers_on_resume() {
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let out = env.cmd(Some(&server)).args(["resume", "--last"]).output().unwrap();
+    let out = env
+        .cmd(Some(&server))
+        .args(["resume", "--last"])
+        .output()
+        .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("A restart occurred while this tool was in progress"), "{stdout}");
+    assert!(
+        stdout.contains("A restart occurred while this tool was in progress"),
+        "{stdout}"
+    );
     assert!(stdout.contains("Recovered and done."), "{stdout}");
     assert!(server.violations().is_empty(), "{:?}", server.violations());
 }

@@ -22,14 +22,19 @@ const RISK_DESCRIPTION: &str = "Your assessment of this call's risk: LOW (read-o
 /// The tools in OpenAI function format, with `summary` added to every schema and
 /// `security_risk` to those that ask for it when `ask_risk` is set.
 pub fn tool_schemas(tools: &ToolRegistry, ask_risk: bool) -> Vec<Value> {
-    tools.iter().map(|t| tool_schema(t.as_ref(), ask_risk)).collect()
+    tools
+        .iter()
+        .map(|t| tool_schema(t.as_ref(), ask_risk))
+        .collect()
 }
 
 fn tool_schema(tool: &dyn Tool, ask_risk: bool) -> Value {
     let def = tool.definition();
     let mut params = def.parameters.clone();
     if let Some(obj) = params.as_object_mut() {
-        let props = obj.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+        let props = obj
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
         if let Some(props) = props.as_object_mut() {
             let mut extra = Map::new();
             if ask_risk && def.asks_security_risk {
@@ -38,7 +43,10 @@ fn tool_schema(tool: &dyn Tool, ask_risk: bool) -> Value {
                     json!({"type": "string", "description": RISK_DESCRIPTION, "enum": ["UNKNOWN", "LOW", "MEDIUM", "HIGH"]}),
                 );
             }
-            extra.insert("summary".into(), json!({"type": "string", "description": SUMMARY_DESCRIPTION}));
+            extra.insert(
+                "summary".into(),
+                json!({"type": "string", "description": SUMMARY_DESCRIPTION}),
+            );
             // Our additions first, as upstream orders them; the tool's own keep their order.
             extra.extend(std::mem::take(props));
             *props = extra;
@@ -81,7 +89,9 @@ fn tool_class_name(name: &str) -> String {
         .split('_')
         .map(|w| {
             let mut c = w.chars();
-            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
         })
         .collect();
     out.push_str("Tool");
@@ -101,7 +111,10 @@ pub fn llm_view(events: &[Event]) -> Vec<Message> {
         .flatten()
         .collect();
     let summary = events.iter().rev().find_map(|e| match e {
-        Event::Condensation(c) => c.summary.as_ref().map(|s| (s.clone(), c.summary_offset.unwrap_or(0))),
+        Event::Condensation(c) => c
+            .summary
+            .as_ref()
+            .map(|s| (s.clone(), c.summary_offset.unwrap_or(0))),
         _ => None,
     });
 
@@ -122,12 +135,14 @@ pub fn llm_view(events: &[Event]) -> Vec<Message> {
         .collect();
 
     let mut messages: Vec<Message> = Vec::new();
-    let mut summary_at = summary.as_ref().map(|(_, offset)| usize::try_from(*offset).unwrap_or(0));
+    let mut summary_at = summary
+        .as_ref()
+        .map(|(_, offset)| usize::try_from(*offset).unwrap_or(0));
     let mut last_response: Option<&str> = None;
     for (i, event) in kept.iter().enumerate() {
         if summary_at == Some(i) {
             if let Some((text, _)) = &summary {
-                messages.push(Message::user(format!("<SUMMARY OF EARLIER WORK>\n{text}\n</SUMMARY OF EARLIER WORK>")));
+                messages.push(summary_message(text));
             }
             summary_at = None;
         }
@@ -148,7 +163,9 @@ pub fn llm_view(events: &[Event]) -> Vec<Message> {
             }
             Event::Action(a) => {
                 let same_response = last_response == Some(a.llm_response_id.as_str())
-                    && messages.last().is_some_and(|m| m.role == Role::Assistant && m.tool_calls.is_some());
+                    && messages
+                        .last()
+                        .is_some_and(|m| m.role == Role::Assistant && m.tool_calls.is_some());
                 if same_response {
                     if let Some(calls) = messages.last_mut().and_then(|m| m.tool_calls.as_mut()) {
                         calls.push(a.tool_call.clone());
@@ -172,26 +189,42 @@ pub fn llm_view(events: &[Event]) -> Vec<Message> {
                 messages.push(Message::tool(&o.tool_call_id, &o.tool_name, content));
             }
             Event::AgentError(e) => {
-                messages.push(Message::tool(&e.tool_call_id, &e.tool_name, vec![Content::text(&e.error)]));
+                messages.push(Message::tool(
+                    &e.tool_call_id,
+                    &e.tool_name,
+                    vec![Content::text(&e.error)],
+                ));
             }
             Event::UserReject(r) => {
                 let text = format!("Action rejected by the user: {}", r.rejection_reason);
-                messages.push(Message::tool(&r.tool_call_id, &r.tool_name, vec![Content::text(text)]));
+                messages.push(Message::tool(
+                    &r.tool_call_id,
+                    &r.tool_name,
+                    vec![Content::text(text)],
+                ));
             }
             _ => {}
         }
     }
-    if summary_at.is_some() {
-        if let Some((text, _)) = &summary {
-            messages.push(Message::user(format!("<SUMMARY OF EARLIER WORK>\n{text}\n</SUMMARY OF EARLIER WORK>")));
-        }
+    if let (Some(_), Some((text, _))) = (summary_at, &summary) {
+        messages.push(summary_message(text));
     }
     drop_unanswered_calls(messages)
 }
 
+/// How a condensation summary appears to the model: as context from the user side.
+fn summary_message(text: &str) -> Message {
+    Message::user(format!(
+        "<SUMMARY OF EARLIER WORK>\n{text}\n</SUMMARY OF EARLIER WORK>"
+    ))
+}
+
 fn drop_unanswered_calls(mut messages: Vec<Message>) -> Vec<Message> {
-    let answered: HashSet<String> =
-        messages.iter().filter(|m| m.role == Role::Tool).filter_map(|m| m.tool_call_id.clone()).collect();
+    let answered: HashSet<String> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.tool_call_id.clone())
+        .collect();
     let called: HashSet<String> = messages
         .iter()
         .filter_map(|m| m.tool_calls.as_ref())
@@ -200,7 +233,10 @@ fn drop_unanswered_calls(mut messages: Vec<Message>) -> Vec<Message> {
         .collect();
     messages.retain_mut(|m| {
         if m.role == Role::Tool {
-            return m.tool_call_id.as_ref().is_some_and(|id| called.contains(id));
+            return m
+                .tool_call_id
+                .as_ref()
+                .is_some_and(|id| called.contains(id));
         }
         if let Some(calls) = m.tool_calls.as_mut() {
             calls.retain(|c| answered.contains(&c.id));
@@ -255,7 +291,10 @@ pub fn propose_actions(
             let mut proposed = proposed;
             if i == 0 {
                 proposed.event.thought = thought.clone();
-                proposed.event.reasoning_content.clone_from(&response.message.reasoning_content);
+                proposed
+                    .event
+                    .reasoning_content
+                    .clone_from(&response.message.reasoning_content);
                 proposed.event.thinking_blocks = thinking_blocks.clone();
             }
             proposed.event.llm_response_id.clone_from(&response.id);
@@ -290,10 +329,21 @@ fn propose_one(
     };
     let Some(tool) = tools.get(&call.name) else {
         let available: Vec<String> = tools.names().iter().map(|n| format!("'{n}'")).collect();
-        let error = format!("Tool '{}' not found. Available: [{}]", call.name, available.join(", "));
-        return ProposedAction { event, error: Some(error) };
+        let error = format!(
+            "Tool '{}' not found. Available: [{}]",
+            call.name,
+            available.join(", ")
+        );
+        return ProposedAction {
+            event,
+            error: Some(error),
+        };
     };
-    let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+    let raw = if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        call.arguments.as_str()
+    };
     let mut args = match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(o)) => o,
         Ok(other) => {
@@ -302,18 +352,29 @@ fn propose_one(
                 call.name,
                 json_type(&other)
             );
-            return ProposedAction { event, error: Some(error) };
+            return ProposedAction {
+                event,
+                error: Some(error),
+            };
         }
         Err(e) => {
-            let error = format!("Error validating tool '{}': {e}. Arguments: unparseable JSON", call.name);
-            return ProposedAction { event, error: Some(error) };
+            let error = format!(
+                "Error validating tool '{}': {e}. Arguments: unparseable JSON",
+                call.name
+            );
+            return ProposedAction {
+                event,
+                error: Some(error),
+            };
         }
     };
     let llm_risk = args
         .remove("security_risk")
         .and_then(|v| v.as_str().map(SecurityRisk::parse))
         .unwrap_or_default();
-    let summary = args.remove("summary").and_then(|v| v.as_str().map(str::to_owned));
+    let summary = args
+        .remove("summary")
+        .and_then(|v| v.as_str().map(str::to_owned));
     event.summary = Some(summary.unwrap_or_else(|| format!("{}: {}", call.name, raw)));
     match tool.parse_action(Value::Object(args)) {
         Ok(action) => {
@@ -324,7 +385,10 @@ fn propose_one(
         }
         Err(e) => {
             let error = format!("Error validating tool '{}': {e}", call.name);
-            ProposedAction { event, error: Some(error) }
+            ProposedAction {
+                event,
+                error: Some(error),
+            }
         }
     }
 }
@@ -341,7 +405,11 @@ fn json_type(v: &Value) -> &'static str {
 }
 
 /// The error event the model sees for an action that could not run.
-pub fn agent_error(action: &ActionEvent, error: String, classification: ErrorClassification) -> AgentErrorEvent {
+pub fn agent_error(
+    action: &ActionEvent,
+    error: String,
+    classification: ErrorClassification,
+) -> AgentErrorEvent {
     AgentErrorEvent {
         base: EventBase::new(Source::Agent, Some(action.base.id.clone())),
         tool_name: action.tool_name.clone(),

@@ -76,7 +76,9 @@ pub struct Runtime {
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime").field("model", &self.llm.config().model).finish_non_exhaustive()
+        f.debug_struct("Runtime")
+            .field("model", &self.llm.config().model)
+            .finish_non_exhaustive()
     }
 }
 

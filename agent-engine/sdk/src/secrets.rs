@@ -65,6 +65,20 @@ impl Masker {
         self.matcher.as_ref().is_some_and(|m| m.is_match(text))
     }
 
+    /// Masks the text parts of message content, in place.
+    pub fn mask_content(&self, content: &mut [tandem_protocol::Content]) {
+        if self.is_empty() {
+            return;
+        }
+        for c in content {
+            if let tandem_protocol::Content::Text(t) = c
+                && self.contains_secret(&t.text)
+            {
+                t.text = self.mask(&t.text);
+            }
+        }
+    }
+
     /// Masks every string inside a JSON value, in place.
     pub fn mask_json(&self, value: &mut serde_json::Value) {
         if self.is_empty() {
@@ -104,7 +118,10 @@ impl std::fmt::Debug for SecretSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Static { .. } => f.write_str("Static(<secret-hidden>)"),
-            Self::Lookup { url, .. } => f.debug_struct("Lookup").field("url", url).finish_non_exhaustive(),
+            Self::Lookup { url, .. } => f
+                .debug_struct("Lookup")
+                .field("url", url)
+                .finish_non_exhaustive(),
         }
     }
 }
@@ -113,10 +130,17 @@ impl SecretSource {
     /// Reads upstream's shapes: a bare string, `{"kind":"StaticSecret","value":…}` or
     /// `{"kind":"LookupSecret","url":…,"headers":{…}}`.
     pub fn from_json(value: &Value) -> Result<Self, String> {
-        let description =
-            || value.get("description").and_then(Value::as_str).map(str::to_owned);
+        let description = || {
+            value
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
         match value {
-            Value::String(s) => Ok(Self::Static { value: s.clone(), description: None }),
+            Value::String(s) => Ok(Self::Static {
+                value: s.clone(),
+                description: None,
+            }),
             Value::Object(obj) => match obj.get("kind").and_then(Value::as_str) {
                 Some("LookupSecret") => {
                     let url = obj
@@ -129,14 +153,21 @@ impl SecretSource {
                         Some(h) => serde_json::from_value(h.clone())
                             .map_err(|e| format!("LookupSecret `headers`: {e}"))?,
                     };
-                    Ok(Self::Lookup { url, headers, description: description() })
+                    Ok(Self::Lookup {
+                        url,
+                        headers,
+                        description: description(),
+                    })
                 }
                 Some("StaticSecret") | None => {
                     let v = obj
                         .get("value")
                         .and_then(Value::as_str)
                         .ok_or("StaticSecret needs a string `value`")?;
-                    Ok(Self::Static { value: v.to_owned(), description: description() })
+                    Ok(Self::Static {
+                        value: v.to_owned(),
+                        description: description(),
+                    })
                 }
                 Some(other) => Err(format!("unknown secret kind `{other}`")),
             },
@@ -154,10 +185,15 @@ impl SecretSource {
                 }
                 o
             }
-            Self::Lookup { url, headers, description } => {
+            Self::Lookup {
+                url,
+                headers,
+                description,
+            } => {
                 let masked: BTreeMap<&String, &str> =
                     headers.keys().map(|k| (k, "**********")).collect();
-                let mut o = serde_json::json!({"kind": "LookupSecret", "url": url, "headers": masked});
+                let mut o =
+                    serde_json::json!({"kind": "LookupSecret", "url": url, "headers": masked});
                 if let Some(d) = description {
                     o["description"] = Value::String(d.clone());
                 }
@@ -200,13 +236,19 @@ impl SecretRegistry {
 
     /// Parses upstream's `{"NAME": value-or-source, ...}` map.
     pub fn parse_map(value: &Value) -> Result<Vec<(String, SecretSource)>, String> {
-        let obj = value.as_object().ok_or("secrets must be a JSON object of NAME → value")?;
+        let obj = value
+            .as_object()
+            .ok_or("secrets must be a JSON object of NAME → value")?;
         obj.iter()
             .map(|(name, v)| {
                 if !is_valid_name(name) {
-                    return Err(format!("secret name `{name}` is not a valid environment variable name"));
+                    return Err(format!(
+                        "secret name `{name}` is not a valid environment variable name"
+                    ));
                 }
-                SecretSource::from_json(v).map(|s| (name.clone(), s)).map_err(|e| format!("secret `{name}`: {e}"))
+                SecretSource::from_json(v)
+                    .map(|s| (name.clone(), s))
+                    .map_err(|e| format!("secret `{name}`: {e}"))
             })
             .collect()
     }
@@ -242,7 +284,11 @@ impl SecretRegistry {
         command: &str,
         client: &reqwest::Client,
     ) -> (HashMap<String, String>, Vec<String>) {
-        let names: Vec<String> = self.names_in(command).into_iter().map(str::to_owned).collect();
+        let names: Vec<String> = self
+            .names_in(command)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         let mut env = HashMap::new();
         let mut errors = Vec::new();
         let mut fetched = false;
@@ -276,8 +322,11 @@ impl SecretRegistry {
 
     /// The registry as persisted and shown: `{"secret_sources": {NAME: redacted source}}`.
     pub fn redacted_json(&self) -> Value {
-        let sources: serde_json::Map<String, Value> =
-            self.sources.iter().map(|(k, v)| (k.clone(), v.redacted_json())).collect();
+        let sources: serde_json::Map<String, Value> = self
+            .sources
+            .iter()
+            .map(|(k, v)| (k.clone(), v.redacted_json()))
+            .collect();
         serde_json::json!({ "secret_sources": sources })
     }
 
@@ -334,7 +383,10 @@ mod tests {
     #[test]
     fn masks_every_occurrence_longest_first() {
         let m = Masker::new(["abc", "abcdef", ""]);
-        assert_eq!(m.mask("x abcdef y abc"), "x <secret-hidden> y <secret-hidden>");
+        assert_eq!(
+            m.mask("x abcdef y abc"),
+            "x <secret-hidden> y <secret-hidden>"
+        );
         assert!(!m.contains_secret("ab"));
     }
 
@@ -343,7 +395,10 @@ mod tests {
         let m = Masker::new(["s3cr3t"]);
         let mut v = serde_json::json!({"a": ["s3cr3t!", {"b": "no"}], "n": 1});
         m.mask_json(&mut v);
-        assert_eq!(v, serde_json::json!({"a": ["<secret-hidden>!", {"b": "no"}], "n": 1}));
+        assert_eq!(
+            v,
+            serde_json::json!({"a": ["<secret-hidden>!", {"b": "no"}], "n": 1})
+        );
     }
 
     #[test]
@@ -356,23 +411,41 @@ mod tests {
         .unwrap();
         let mut reg = SecretRegistry::new();
         reg.update(parsed);
-        assert_eq!(reg.names().collect::<Vec<_>>(), ["OTHER", "REMOTE", "TOKEN"]);
+        assert_eq!(
+            reg.names().collect::<Vec<_>>(),
+            ["OTHER", "REMOTE", "TOKEN"]
+        );
         let red = reg.redacted_json().to_string();
-        assert!(!red.contains("v1") && !red.contains("v2") && !red.contains("Bearer z"), "{red}");
-        assert_eq!(reg.masker().mask("v1 v2"), "<secret-hidden> <secret-hidden>");
+        assert!(
+            !red.contains("v1") && !red.contains("v2") && !red.contains("Bearer z"),
+            "{red}"
+        );
+        assert_eq!(
+            reg.masker().mask("v1 v2"),
+            "<secret-hidden> <secret-hidden>"
+        );
     }
 
     #[test]
     fn rejects_bad_names_and_shapes() {
         assert!(SecretRegistry::parse_map(&serde_json::json!({"1BAD": "x"})).is_err());
         assert!(SecretRegistry::parse_map(&serde_json::json!({"OK": 3})).is_err());
-        assert!(SecretRegistry::parse_map(&serde_json::json!({"OK": {"kind": "LookupSecret"}})).is_err());
+        assert!(
+            SecretRegistry::parse_map(&serde_json::json!({"OK": {"kind": "LookupSecret"}}))
+                .is_err()
+        );
     }
 
     #[test]
     fn finds_names_as_whole_words() {
         let mut reg = SecretRegistry::new();
-        reg.update([("API_KEY".to_owned(), SecretSource::Static { value: "k".into(), description: None })]);
+        reg.update([(
+            "API_KEY".to_owned(),
+            SecretSource::Static {
+                value: "k".into(),
+                description: None,
+            },
+        )]);
         assert_eq!(reg.names_in("curl -H \"x: $API_KEY\""), ["API_KEY"]);
         assert_eq!(reg.names_in("echo ${API_KEY}"), ["API_KEY"]);
         assert!(reg.names_in("echo $API_KEY_2 MY_API_KEY").is_empty());
@@ -381,14 +454,29 @@ mod tests {
     #[tokio::test]
     async fn static_values_become_env_and_updates_apply() {
         let mut reg = SecretRegistry::new();
-        reg.update([("T".to_owned(), SecretSource::Static { value: "one".into(), description: None })]);
+        reg.update([(
+            "T".to_owned(),
+            SecretSource::Static {
+                value: "one".into(),
+                description: None,
+            },
+        )]);
         let client = reqwest::Client::new();
         let (env, errs) = reg.env_for("echo $T", &client).await;
         assert_eq!(env.get("T").map(String::as_str), Some("one"));
         assert!(errs.is_empty());
-        reg.update([("T".to_owned(), SecretSource::Static { value: "two".into(), description: None })]);
+        reg.update([(
+            "T".to_owned(),
+            SecretSource::Static {
+                value: "two".into(),
+                description: None,
+            },
+        )]);
         let (env, _) = reg.env_for("echo $T", &client).await;
         assert_eq!(env.get("T").map(String::as_str), Some("two"));
-        assert_eq!(reg.masker().mask("one two"), "<secret-hidden> <secret-hidden>");
+        assert_eq!(
+            reg.masker().mask("one two"),
+            "<secret-hidden> <secret-hidden>"
+        );
     }
 }

@@ -44,10 +44,17 @@ impl StuckDetector {
 
 fn to_step(event: &Event) -> Option<Step> {
     match event {
-        Event::Action(a) => Some(Step::Action(a.tool_name.clone(), normalise_args(&a.tool_call.arguments))),
+        Event::Action(a) => Some(Step::Action(
+            a.tool_name.clone(),
+            normalise_args(&a.tool_call.arguments),
+        )),
         Event::Observation(o) => {
-            let text: Vec<String> =
-                o.observation.content().iter().filter_map(|c| c.as_text().map(str::to_owned)).collect();
+            let text: Vec<String> = o
+                .observation
+                .content()
+                .iter()
+                .filter_map(|c| c.as_text().map(str::to_owned))
+                .collect();
             Some(Step::Result(text.join("\n")))
         }
         Event::AgentError(e) => Some(Step::Error(e.error.clone())),
@@ -85,36 +92,48 @@ fn tail_pairs(steps: &[Step]) -> Vec<(&Step, &Step)> {
     pairs
 }
 
-fn repeated_pairs(steps: &[Step]) -> Option<StuckReason> {
+/// The tool name when the last `n` (action, result) pairs are identical and end in a result
+/// (`errors` false) or an error (`errors` true).
+fn same_tail(steps: &[Step], n: usize, errors: bool) -> Option<String> {
     let pairs = tail_pairs(steps);
-    let n = 4;
-    if pairs.len() >= n && pairs[pairs.len() - n..].windows(2).all(|w| w[0] == w[1]) {
-        if let (Step::Action(tool, _), Step::Result(_)) = pairs[pairs.len() - 1] {
-            return Some(StuckReason(format!(
-                "the agent ran the same {tool} action with the same result {n} times in a row"
-            )));
-        }
+    if pairs.len() < n || !pairs[pairs.len() - n..].windows(2).all(|w| w[0] == w[1]) {
+        return None;
     }
-    None
+    match pairs[pairs.len() - 1] {
+        (Step::Action(tool, _), Step::Result(_)) if !errors => Some(tool.clone()),
+        (Step::Action(tool, _), Step::Error(_)) if errors => Some(tool.clone()),
+        _ => None,
+    }
+}
+
+fn repeated_pairs(steps: &[Step]) -> Option<StuckReason> {
+    same_tail(steps, 4, false).map(|tool| {
+        StuckReason(format!(
+            "the agent ran the same {tool} action with the same result 4 times in a row"
+        ))
+    })
 }
 
 fn repeated_errors(steps: &[Step]) -> Option<StuckReason> {
-    let pairs = tail_pairs(steps);
-    let n = 3;
-    if pairs.len() >= n && pairs[pairs.len() - n..].windows(2).all(|w| w[0] == w[1]) {
-        if let (Step::Action(tool, _), Step::Error(_)) = pairs[pairs.len() - 1] {
-            return Some(StuckReason(format!(
-                "the agent's {tool} call failed with the same error {n} times in a row"
-            )));
-        }
-    }
-    None
+    same_tail(steps, 3, true).map(|tool| {
+        StuckReason(format!(
+            "the agent's {tool} call failed with the same error 3 times in a row"
+        ))
+    })
 }
 
 fn monologue(steps: &[Step]) -> Option<StuckReason> {
     let n = 3;
-    let tail = steps.iter().rev().take_while(|s| **s == Step::AgentMessage).count();
-    (tail >= n).then(|| StuckReason(format!("the agent sent {n} messages in a row without acting")))
+    let tail = steps
+        .iter()
+        .rev()
+        .take_while(|s| **s == Step::AgentMessage)
+        .count();
+    (tail >= n).then(|| {
+        StuckReason(format!(
+            "the agent sent {n} messages in a row without acting"
+        ))
+    })
 }
 
 fn alternating(steps: &[Step]) -> Option<StuckReason> {
@@ -128,8 +147,12 @@ fn alternating(steps: &[Step]) -> Option<StuckReason> {
     if a == b {
         return None;
     }
-    let alternates = last.iter().enumerate().all(|(i, p)| if i % 2 == 0 { p == a } else { p == b });
-    alternates.then(|| StuckReason("the agent keeps alternating between the same two actions".to_owned()))
+    let alternates = last
+        .iter()
+        .enumerate()
+        .all(|(i, p)| if i % 2 == 0 { p == a } else { p == b });
+    alternates
+        .then(|| StuckReason("the agent keeps alternating between the same two actions".to_owned()))
 }
 
 #[cfg(test)]
@@ -146,7 +169,10 @@ mod tests {
             reasoning_content: None,
             thinking_blocks: vec![],
             responses_reasoning_item: None,
-            action: Some(Action::Terminal(TerminalAction { command: cmd.into(), ..Default::default() })),
+            action: Some(Action::Terminal(TerminalAction {
+                command: cmd.into(),
+                ..Default::default()
+            })),
             tool_name: "terminal".into(),
             tool_call_id: new_event_id(),
             tool_call: MessageToolCall {
@@ -204,7 +230,9 @@ mod tests {
     }
 
     fn agent_msg() -> Event {
-        let Event::Message(mut m) = user() else { unreachable!() };
+        let Event::Message(mut m) = user() else {
+            unreachable!()
+        };
         m.base.source = Source::Agent;
         m.llm_message = Message::assistant("hm");
         Event::Message(m)

@@ -53,15 +53,27 @@ impl Tool for RecordingTool {
     }
 
     fn parse_action(&self, arguments: Value) -> Result<Action, String> {
-        let command = arguments.get("command").and_then(Value::as_str).ok_or("missing `command` (a string)")?;
-        Ok(Action::Terminal(TerminalAction { command: command.into(), ..Default::default() }))
+        let command = arguments
+            .get("command")
+            .and_then(Value::as_str)
+            .ok_or("missing `command` (a string)")?;
+        Ok(Action::Terminal(TerminalAction {
+            command: command.into(),
+            ..Default::default()
+        }))
     }
 
     fn execute<'a>(&'a self, action: &'a Action, ctx: ToolContext) -> BoxFuture<'a, Observation> {
         Box::pin(async move {
-            let Action::Terminal(t) = action else { unreachable!() };
+            let Action::Terminal(t) = action else {
+                unreachable!()
+            };
             self.ran.lock().unwrap().push(t.command.clone());
-            let mut env: Vec<_> = ctx.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut env: Vec<_> = ctx
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             env.sort();
             self.env_seen.lock().unwrap().extend(env.clone());
             let interrupted = tokio::select! {
@@ -95,7 +107,10 @@ impl FinishTool {
             description: "Finish.".into(),
             parameters: json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
             asks_security_risk: false,
-            annotations: ToolAnnotations { read_only: true, ..Default::default() },
+            annotations: ToolAnnotations {
+                read_only: true,
+                ..Default::default()
+            },
             action_type: "FinishAction".into(),
             observation_type: "FinishObservation".into(),
         })
@@ -107,13 +122,24 @@ impl Tool for FinishTool {
         &self.0
     }
     fn parse_action(&self, arguments: Value) -> Result<Action, String> {
-        let message = arguments.get("message").and_then(Value::as_str).ok_or("missing `message`")?;
-        Ok(Action::Finish(FinishAction { message: message.into(), ..Default::default() }))
+        let message = arguments
+            .get("message")
+            .and_then(Value::as_str)
+            .ok_or("missing `message`")?;
+        Ok(Action::Finish(FinishAction {
+            message: message.into(),
+            ..Default::default()
+        }))
     }
     fn execute<'a>(&'a self, action: &'a Action, _ctx: ToolContext) -> BoxFuture<'a, Observation> {
         Box::pin(async move {
-            let Action::Finish(f) = action else { unreachable!() };
-            Observation::Finish(FinishObservation { content: vec![Content::text(&f.message)], ..Default::default() })
+            let Action::Finish(f) = action else {
+                unreachable!()
+            };
+            Observation::Finish(FinishObservation {
+                content: vec![Content::text(&f.message)],
+                ..Default::default()
+            })
         })
     }
 }
@@ -148,11 +174,22 @@ impl Setup {
         let tool = RecordingTool::new(delay);
         let ran = tool.ran.clone();
         let env_seen = tool.env_seen.clone();
-        Self { server, store, _home: home, workspace: tempfile::tempdir().unwrap(), tool: Arc::new(tool), ran, env_seen }
+        Self {
+            server,
+            store,
+            _home: home,
+            workspace: tempfile::tempdir().unwrap(),
+            tool: Arc::new(tool),
+            ran,
+            env_seen,
+        }
     }
 
     fn runtime(&self) -> Runtime {
-        Runtime { llm: llm(&self.server), tools: vec![self.tool.clone(), Arc::new(FinishTool::new())] }
+        Runtime {
+            llm: llm(&self.server),
+            tools: vec![self.tool.clone(), Arc::new(FinishTool::new())],
+        }
     }
 
     fn options(&self) -> ConversationOptions {
@@ -162,20 +199,29 @@ impl Setup {
     }
 
     async fn start(&self, options: ConversationOptions) -> ConversationHandle {
-        Conversation::create(&self.store, options, self.runtime()).await.unwrap()
+        Conversation::create(&self.store, options, self.runtime())
+            .await
+            .unwrap()
     }
 }
 
 async fn run_to_stop(handle: &ConversationHandle, text: &str) {
-    handle.send_message(Message::user(text), true).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), handle.wait_until_stopped()).await.expect("run did not stop");
+    handle
+        .send_message(Message::user(text), true)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), handle.wait_until_stopped())
+        .await
+        .expect("run did not stop");
 }
 
 fn kinds(events: &[Event]) -> Vec<String> {
     events
         .iter()
         .map(|e| match e {
-            Event::StateUpdate(u) if u.key == "execution_status" => format!("status:{}", u.value.as_str().unwrap()),
+            Event::StateUpdate(u) if u.key == "execution_status" => {
+                format!("status:{}", u.value.as_str().unwrap())
+            }
             Event::StateUpdate(u) => format!("state:{}", u.key),
             other => other.kind().to_owned(),
         })
@@ -187,7 +233,10 @@ async fn a_run_with_two_calls_per_turn_then_finish() {
     let s = Setup::new(vec![
         Step::tool_calls(vec![
             ToolCallSpec::new("terminal", json!({"command": "echo a", "summary": "say a"})),
-            ToolCallSpec::new("terminal", json!({"command": "echo b", "security_risk": "LOW"})),
+            ToolCallSpec::new(
+                "terminal",
+                json!({"command": "echo b", "security_risk": "LOW"}),
+            ),
         ]),
         Step::tool_call("finish", json!({"message": "done"})),
     ]);
@@ -220,18 +269,31 @@ async fn a_run_with_two_calls_per_turn_then_finish() {
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool", "tool"]);
     assert_eq!(msgs[2]["tool_calls"].as_array().unwrap().len(), 2);
-    assert!(msgs[3]["content"][0]["text"].as_str().unwrap().contains("ran echo a"));
+    assert!(
+        msgs[3]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("ran echo a")
+    );
     // The tools offered carry `summary`, and `security_risk` where the tool asks for it.
     let tools = req["tools"].as_array().unwrap();
     let terminal = &tools[0]["function"]["parameters"]["properties"];
     assert!(terminal.get("security_risk").is_some() && terminal.get("summary").is_some());
     let finish = &tools[1]["function"]["parameters"]["properties"];
     assert!(finish.get("security_risk").is_none() && finish.get("summary").is_some());
-    assert!(s.server.violations().is_empty(), "{:?}", s.server.violations());
+    assert!(
+        s.server.violations().is_empty(),
+        "{:?}",
+        s.server.violations()
+    );
     // Summaries and risks are recorded on the actions.
-    let Event::Action(a) = &events[5] else { panic!() };
+    let Event::Action(a) = &events[5] else {
+        panic!()
+    };
     assert_eq!(a.summary.as_deref(), Some("say a"));
-    let Event::Action(b) = &events[6] else { panic!() };
+    let Event::Action(b) = &events[6] else {
+        panic!()
+    };
     assert_eq!(b.security_risk, SecurityRisk::Low);
     assert_eq!(a.llm_response_id, b.llm_response_id);
 }
@@ -245,7 +307,16 @@ async fn a_text_reply_finishes_and_is_persisted_before_it_is_seen() {
     assert_eq!(h.status(), ExecutionStatus::Finished);
     // Every event a subscriber saw is already on disk.
     let dir = h.dir().join("events");
-    let on_disk = std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("event-")).count();
+    let on_disk = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("event-")
+        })
+        .count();
     let mut seen = 0;
     while let Ok(ev) = rx.try_recv() {
         if !ev.is_transient() {
@@ -253,7 +324,14 @@ async fn a_text_reply_finishes_and_is_persisted_before_it_is_seen() {
         }
     }
     assert_eq!(seen, on_disk);
-    let Some(Event::Message(m)) = h.events().into_iter().rev().find(|e| matches!(e, Event::Message(_))) else { panic!() };
+    let Some(Event::Message(m)) = h
+        .events()
+        .into_iter()
+        .rev()
+        .find(|e| matches!(e, Event::Message(_)))
+    else {
+        panic!()
+    };
     assert_eq!(m.llm_message.text(), "Hello there.");
 }
 
@@ -262,7 +340,10 @@ async fn bad_tool_calls_become_errors_the_model_sees() {
     let s = Setup::new(vec![
         Step::tool_calls(vec![
             ToolCallSpec::new("nonexistent_tool", json!({"x": 1})),
-            ToolCallSpec { arguments: json!("{\"command\": "), ..ToolCallSpec::new("terminal", json!({})) },
+            ToolCallSpec {
+                arguments: json!("{\"command\": "),
+                ..ToolCallSpec::new("terminal", json!({}))
+            },
             ToolCallSpec::new("terminal", json!({"cmd": "ls"})),
         ]),
         Step::tool_call("finish", json!({"message": "ok"})),
@@ -280,13 +361,25 @@ async fn bad_tool_calls_become_errors_the_model_sees() {
         })
         .collect();
     assert_eq!(errors.len(), 3, "{errors:?}");
-    assert!(errors[0].starts_with("Tool 'nonexistent_tool' not found. Available: ['terminal', 'finish']"), "{}", errors[0]);
+    assert!(
+        errors[0]
+            .starts_with("Tool 'nonexistent_tool' not found. Available: ['terminal', 'finish']"),
+        "{}",
+        errors[0]
+    );
     assert!(errors[1].contains("unparseable JSON"), "{}", errors[1]);
     assert!(errors[2].contains("missing `command`"), "{}", errors[2]);
     // The model saw each error as the result of its call.
-    let msgs = s.server.requests()[1]["messages"].as_array().unwrap().clone();
+    let msgs = s.server.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(msgs.iter().filter(|m| m["role"] == "tool").count(), 3);
-    assert!(s.server.violations().is_empty(), "{:?}", s.server.violations());
+    assert!(
+        s.server.violations().is_empty(),
+        "{:?}",
+        s.server.violations()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -301,22 +394,43 @@ async fn always_confirm_holds_actions_and_reject_never_runs_them() {
     let h = s.start(options).await;
     run_to_stop(&h, "clean").await;
     assert_eq!(h.status(), ExecutionStatus::WaitingForConfirmation);
-    assert!(s.ran.lock().unwrap().is_empty(), "nothing runs before approval");
+    assert!(
+        s.ran.lock().unwrap().is_empty(),
+        "nothing runs before approval"
+    );
 
-    h.respond_to_confirmation(false, Some("not that".into())).await.unwrap();
+    h.respond_to_confirmation(false, Some("not that".into()))
+        .await
+        .unwrap();
     assert_eq!(h.status(), ExecutionStatus::Idle);
-    assert!(s.ran.lock().unwrap().is_empty(), "a rejected action never runs");
-    let Some(Event::UserReject(r)) = h.events().into_iter().find(|e| matches!(e, Event::UserReject(_))) else { panic!() };
+    assert!(
+        s.ran.lock().unwrap().is_empty(),
+        "a rejected action never runs"
+    );
+    let Some(Event::UserReject(r)) = h
+        .events()
+        .into_iter()
+        .find(|e| matches!(e, Event::UserReject(_)))
+    else {
+        panic!()
+    };
     assert_eq!(r.rejection_reason, "not that");
 
     // Running again: the model reads the rejection, proposes `ls`, which waits; approve it.
     h.run().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .unwrap();
     assert_eq!(h.status(), ExecutionStatus::WaitingForConfirmation);
     let second = s.server.requests()[1]["messages"].to_string();
-    assert!(second.contains("Action rejected by the user: not that"), "{second}");
+    assert!(
+        second.contains("Action rejected by the user: not that"),
+        "{second}"
+    );
     h.run().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .unwrap();
     // `finish` is never held for confirmation.
     assert_eq!(h.status(), ExecutionStatus::Finished);
     assert_eq!(*s.ran.lock().unwrap(), ["ls"]);
@@ -326,10 +440,16 @@ async fn always_confirm_holds_actions_and_reject_never_runs_them() {
 async fn confirm_risky_asks_only_at_the_threshold() {
     let s = Setup::new(vec![
         Step::tool_call("terminal", json!({"command": "ls", "security_risk": "LOW"})),
-        Step::tool_call("terminal", json!({"command": "make deploy", "security_risk": "HIGH"})),
+        Step::tool_call(
+            "terminal",
+            json!({"command": "make deploy", "security_risk": "HIGH"}),
+        ),
     ]);
     let mut options = s.options();
-    options.confirmation_policy = ConfirmationPolicy::ConfirmRisky { threshold: SecurityRisk::High, confirm_unknown: false };
+    options.confirmation_policy = ConfirmationPolicy::ConfirmRisky {
+        threshold: SecurityRisk::High,
+        confirm_unknown: false,
+    };
     let h = s.start(options).await;
     run_to_stop(&h, "deploy").await;
     assert_eq!(h.status(), ExecutionStatus::WaitingForConfirmation);
@@ -338,7 +458,10 @@ async fn confirm_risky_asks_only_at_the_threshold() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupt_cancels_the_tool_and_pauses() {
-    let s = Setup::with_delay(vec![Step::tool_call("terminal", json!({"command": "sleep 100"}))], Duration::from_secs(100));
+    let s = Setup::with_delay(
+        vec![Step::tool_call("terminal", json!({"command": "sleep 100"}))],
+        Duration::from_secs(100),
+    );
     let h = s.start(s.options()).await;
     h.send_message(Message::user("wait"), true).await.unwrap();
     // Wait until the tool is running.
@@ -350,7 +473,9 @@ async fn interrupt_cancels_the_tool_and_pauses() {
     }
     assert_eq!(*s.ran.lock().unwrap(), ["sleep 100"]);
     h.interrupt().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), h.wait_until_stopped()).await.expect("interrupt did not stop the run");
+    tokio::time::timeout(Duration::from_secs(10), h.wait_until_stopped())
+        .await
+        .expect("interrupt did not stop the run");
     assert_eq!(h.status(), ExecutionStatus::Paused);
     let events = h.events();
     assert!(events.iter().any(|e| matches!(e, Event::Interrupt(_))));
@@ -370,16 +495,29 @@ async fn interrupt_during_the_llm_call_records_no_reply() {
     h.send_message(Message::user("hi"), true).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     h.interrupt().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(3), h.wait_until_stopped()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(3), h.wait_until_stopped())
+        .await
+        .unwrap();
     assert_eq!(h.status(), ExecutionStatus::Paused);
-    assert!(!h.events().iter().any(|e| matches!(e, Event::Message(m) if m.llm_message.text() == "too late")));
-    assert_eq!(h.run().await.err().map(|e| e.to_string()), None, "a paused conversation runs again");
+    assert!(
+        !h.events()
+            .iter()
+            .any(|e| matches!(e, Event::Message(m) if m.llm_message.text() == "too late"))
+    );
+    assert_eq!(
+        h.run().await.err().map(|e| e.to_string()),
+        None,
+        "a paused conversation runs again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pause_lets_the_step_finish_then_stops() {
     let s = Setup::with_delay(
-        vec![Step::tool_call("terminal", json!({"command": "build"})), Step::tool_call("finish", json!({"message": "x"}))],
+        vec![
+            Step::tool_call("terminal", json!({"command": "build"})),
+            Step::tool_call("finish", json!({"message": "x"})),
+        ],
         Duration::from_millis(500),
     );
     let h = s.start(s.options()).await;
@@ -391,12 +529,25 @@ async fn pause_lets_the_step_finish_then_stops() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     h.pause().await.unwrap();
-    assert!(matches!(h.run().await, Err(tandem_sdk::SdkError::AlreadyRunning)), "run while the loop is alive is refused");
-    tokio::time::timeout(Duration::from_secs(10), h.wait_until_stopped()).await.unwrap();
+    assert!(
+        matches!(h.run().await, Err(tandem_sdk::SdkError::AlreadyRunning)),
+        "run while the loop is alive is refused"
+    );
+    tokio::time::timeout(Duration::from_secs(10), h.wait_until_stopped())
+        .await
+        .unwrap();
     assert_eq!(h.status(), ExecutionStatus::Paused);
-    let obs = h.events().iter().filter(|e| matches!(e, Event::Observation(_))).count();
+    let obs = h
+        .events()
+        .iter()
+        .filter(|e| matches!(e, Event::Observation(_)))
+        .count();
     assert_eq!(obs, 1, "the in-flight tool finished");
-    assert_eq!(s.server.request_count(), 1, "no further LLM call after the pause");
+    assert_eq!(
+        s.server.request_count(),
+        1,
+        "no further LLM call after the pause"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -417,7 +568,14 @@ async fn max_iterations_and_stuck_detection_stop_the_run() {
     let h = s.start(options).await;
     run_to_stop(&h, "count").await;
     assert_eq!(h.status(), ExecutionStatus::Error);
-    let Some(Event::ConversationError(e)) = h.events().into_iter().rev().find(|e| matches!(e, Event::ConversationError(_))) else { panic!() };
+    let Some(Event::ConversationError(e)) = h
+        .events()
+        .into_iter()
+        .rev()
+        .find(|e| matches!(e, Event::ConversationError(_)))
+    else {
+        panic!()
+    };
     assert_eq!(e.code, "MaxIterationsReached");
 }
 
@@ -427,7 +585,13 @@ async fn llm_failures_end_in_a_conversation_error() {
     let h = s.start(s.options()).await;
     run_to_stop(&h, "hi").await;
     assert_eq!(h.status(), ExecutionStatus::Error);
-    let Some(Event::ConversationError(e)) = h.events().into_iter().find(|e| matches!(e, Event::ConversationError(_))) else { panic!() };
+    let Some(Event::ConversationError(e)) = h
+        .events()
+        .into_iter()
+        .find(|e| matches!(e, Event::ConversationError(_)))
+    else {
+        panic!()
+    };
     assert_eq!(e.code, "LLMAuthenticationError");
     assert!(e.detail.contains("invalid api key"), "{}", e.detail);
 }
@@ -435,33 +599,62 @@ async fn llm_failures_end_in_a_conversation_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_reach_the_command_and_are_masked_everywhere() {
     let s = Setup::new(vec![
-        Step::tool_call("terminal", json!({"command": "deploy --token $DEPLOY_TOKEN"})),
+        Step::tool_call(
+            "terminal",
+            json!({"command": "deploy --token $DEPLOY_TOKEN"}),
+        ),
         Step::tool_call("terminal", json!({"command": "echo $NEW_ONE"})),
         Step::tool_call("finish", json!({"message": "done"})),
     ]);
     let mut options = s.options();
-    options.secrets = vec![("DEPLOY_TOKEN".into(), SecretSource::Static { value: "tok-123-secret".into(), description: None })];
+    options.secrets = vec![(
+        "DEPLOY_TOKEN".into(),
+        SecretSource::Static {
+            value: "tok-123-secret".into(),
+            description: None,
+        },
+    )];
     let h = s.start(options).await;
-    h.send_message(Message::user("deploy with tok-123-secret please"), false).await.unwrap();
-    h.update_secrets(vec![("NEW_ONE".into(), SecretSource::Static { value: "fresh-456-secret".into(), description: None })])
+    h.send_message(Message::user("deploy with tok-123-secret please"), false)
         .await
         .unwrap();
+    h.update_secrets(vec![(
+        "NEW_ONE".into(),
+        SecretSource::Static {
+            value: "fresh-456-secret".into(),
+            description: None,
+        },
+    )])
+    .await
+    .unwrap();
     h.run().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .unwrap();
     assert_eq!(h.status(), ExecutionStatus::Finished);
     let env = s.env_seen.lock().unwrap().clone();
     assert_eq!(
         env,
-        [("DEPLOY_TOKEN".into(), "tok-123-secret".into()), ("NEW_ONE".into(), "fresh-456-secret".into())]
+        [
+            ("DEPLOY_TOKEN".into(), "tok-123-secret".into()),
+            ("NEW_ONE".into(), "fresh-456-secret".into())
+        ]
     );
     // Not in any event, on disk, or in any LLM request.
     for e in h.events() {
         let j = serde_json::to_string(&e).unwrap();
-        assert!(!j.contains("tok-123-secret") && !j.contains("fresh-456-secret"), "{j}");
+        assert!(
+            !j.contains("tok-123-secret") && !j.contains("fresh-456-secret"),
+            "{j}"
+        );
     }
     for entry in walk(h.dir()) {
         let text = std::fs::read_to_string(&entry).unwrap_or_default();
-        assert!(!text.contains("tok-123-secret") && !text.contains("fresh-456-secret"), "{}", entry.display());
+        assert!(
+            !text.contains("tok-123-secret") && !text.contains("fresh-456-secret"),
+            "{}",
+            entry.display()
+        );
     }
     let all_requests = serde_json::to_string(&s.server.requests()).unwrap();
     assert!(!all_requests.contains("tok-123-secret") && !all_requests.contains("fresh-456-secret"));
@@ -483,7 +676,10 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reopening_replays_state_and_recovers_a_crash() {
-    let s = Setup::new(vec![Step::tool_call("terminal", json!({"command": "make"})), Step::text("all good")]);
+    let s = Setup::new(vec![
+        Step::tool_call("terminal", json!({"command": "make"})),
+        Step::text("all good"),
+    ]);
     let h = s.start(s.options()).await;
     h.send_message(Message::user("build"), false).await.unwrap();
     let id = h.id().to_owned();
@@ -505,7 +701,12 @@ async fn reopening_replays_state_and_recovers_a_crash() {
             }
         };
         let leaf = loaded.events.last().map(|e| e.id().to_owned());
-        log.append(&Event::state_update("execution_status", json!("running"), leaf.clone())).unwrap();
+        log.append(&Event::state_update(
+            "execution_status",
+            json!("running"),
+            leaf.clone(),
+        ))
+        .unwrap();
         let action: Event = serde_json::from_value(json!({
             "id": "5b8f1c3e-0000-4000-8000-000000000001", "timestamp": "2026-11-22T12:00:00.000000",
             "source": "agent", "thought": [], "thinking_blocks": [],
@@ -517,7 +718,9 @@ async fn reopening_replays_state_and_recovers_a_crash() {
         .unwrap();
         log.append(&action).unwrap();
     }
-    let (h, warnings) = Conversation::open(&s.store, &id, s.runtime()).await.unwrap();
+    let (h, warnings) = Conversation::open(&s.store, &id, s.runtime())
+        .await
+        .unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     // Wait for the recovery to be recorded.
     for _ in 0..100 {
@@ -527,12 +730,31 @@ async fn reopening_replays_state_and_recovers_a_crash() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(h.status(), ExecutionStatus::Error);
-    let Some(Event::AgentError(e)) = h.events().into_iter().rev().find(|e| matches!(e, Event::AgentError(_))) else { panic!() };
-    assert!(e.error.starts_with("A restart occurred while this tool was in progress"));
-    assert_eq!(e.base.parent_id.as_deref(), Some("5b8f1c3e-0000-4000-8000-000000000001"));
+    let Some(Event::AgentError(e)) = h
+        .events()
+        .into_iter()
+        .rev()
+        .find(|e| matches!(e, Event::AgentError(_)))
+    else {
+        panic!()
+    };
+    assert!(
+        e.error
+            .starts_with("A restart occurred while this tool was in progress")
+    );
+    assert_eq!(
+        e.base.parent_id.as_deref(),
+        Some("5b8f1c3e-0000-4000-8000-000000000001")
+    );
     // And it resumes: the next request answers the crashed call, then the model replies.
     h.run().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped()).await.unwrap();
-    assert!(s.server.violations().is_empty(), "{:?}", s.server.violations());
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .unwrap();
+    assert!(
+        s.server.violations().is_empty(),
+        "{:?}",
+        s.server.violations()
+    );
     assert_eq!(h.status(), ExecutionStatus::Finished);
 }

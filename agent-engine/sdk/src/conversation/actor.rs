@@ -8,10 +8,10 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
 use tandem_protocol::{
-    Action, ActionEvent, CondensationRequest, ConversationErrorEvent, ConversationState, ErrorClassification,
-    Event, EventBase, ExecutionStatus, Extra, InterruptEvent, Message, MessageEvent, Metrics,
-    Observation, ObservationEvent, PauseEvent, ResponseLatency, Role, Source, StreamingDeltaEvent,
-    SystemPromptEvent, TextContent, UserRejectObservation,
+    Action, ActionEvent, CondensationRequest, ConversationErrorEvent, ConversationState,
+    ErrorClassification, Event, EventBase, ExecutionStatus, Extra, InterruptEvent, Message,
+    MessageEvent, Metrics, Observation, ObservationEvent, PauseEvent, ResponseLatency, Role,
+    Source, StreamingDeltaEvent, SystemPromptEvent, TextContent, UserRejectObservation,
 };
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -74,7 +74,11 @@ struct Actor {
 
 impl Conversation {
     /// Creates a conversation in `store` and starts its actor.
-    pub async fn create(store: &ConversationStore, options: ConversationOptions, runtime: Runtime) -> Result<ConversationHandle> {
+    pub async fn create(
+        store: &ConversationStore,
+        options: ConversationOptions,
+        runtime: Runtime,
+    ) -> Result<ConversationHandle> {
         let id = match &options.id {
             Some(id) => normalise_id(id)?,
             None => uuid::Uuid::new_v4().to_string(),
@@ -106,24 +110,49 @@ impl Conversation {
         let mut meta = ConversationMeta::new(&id, None, chrono::Utc::now());
         meta.extra = options.meta_extra.clone();
         let (dir, log) = store.create(&state, &meta)?;
-        Ok(spawn(store.clone(), dir, log, state, meta, Vec::new(), secrets, runtime, Vec::new()))
+        Ok(spawn(
+            store.clone(),
+            dir,
+            log,
+            state,
+            meta,
+            Vec::new(),
+            secrets,
+            runtime,
+            Vec::new(),
+        ))
     }
 
     /// Opens a persisted conversation (upstream-written ones too) and starts its actor.
     /// A conversation that was running when the engine stopped gets an error for each tool
     /// that was in progress and status `error`; `run` resumes it. Returns the load warnings.
-    pub async fn open(store: &ConversationStore, id: &str, runtime: Runtime) -> Result<(ConversationHandle, Vec<String>)> {
+    pub async fn open(
+        store: &ConversationStore,
+        id: &str,
+        runtime: Runtime,
+    ) -> Result<(ConversationHandle, Vec<String>)> {
         let (mut state, meta, log, loaded) = store.load(id)?;
         let events = loaded.events;
         let warnings = loaded.warnings;
         replay(&mut state, &events);
-        let awaiting: Vec<ActionEvent> = if state.execution_status == ExecutionStatus::WaitingForConfirmation {
-            unmatched_actions(&events).into_iter().cloned().collect()
-        } else {
-            Vec::new()
-        };
+        let awaiting: Vec<ActionEvent> =
+            if state.execution_status == ExecutionStatus::WaitingForConfirmation {
+                unmatched_actions(&events).into_iter().cloned().collect()
+            } else {
+                Vec::new()
+            };
         let dir = store.dir_for(&state.id)?;
-        let handle = spawn(store.clone(), dir, log, state, meta, events, SecretRegistry::new(), runtime, awaiting);
+        let handle = spawn(
+            store.clone(),
+            dir,
+            log,
+            state,
+            meta,
+            events,
+            SecretRegistry::new(),
+            runtime,
+            awaiting,
+        );
         Ok((handle, warnings))
     }
 }
@@ -149,7 +178,11 @@ fn spawn(
         id: state.id.clone(),
         dir,
         commands: tx,
-        view: RwLock::new(ConversationView { state, meta, events }),
+        view: RwLock::new(ConversationView {
+            state,
+            meta,
+            events,
+        }),
         events_tx,
         runs,
     });
@@ -159,7 +192,12 @@ fn spawn(
     }
     let (context, context_warnings) = build_context(&shared, &workspace);
     let ask_risk = shared_view(&shared, |v| {
-        v.state.agent.system_prompt_kwargs.get("llm_security_analyzer").and_then(|b| b.as_bool()).unwrap_or(true)
+        v.state
+            .agent
+            .system_prompt_kwargs
+            .get("llm_security_analyzer")
+            .and_then(|b| b.as_bool())
+            .unwrap_or(true)
     });
     let masker = secrets.masker();
     let actor = Actor {
@@ -226,12 +264,14 @@ fn absolute(p: &std::path::Path) -> Result<PathBuf> {
     let abs = if p.is_absolute() {
         p.to_path_buf()
     } else {
-        std::env::current_dir().map_err(|e| SdkError::io("resolve", p, e))?.join(p)
+        std::env::current_dir()
+            .map_err(|e| SdkError::io("resolve", p, e))?
+            .join(p)
     };
     std::fs::create_dir_all(&abs).map_err(|e| SdkError::io("create workspace", &abs, e))?;
-    abs.canonicalize().map_err(|e| SdkError::io("resolve workspace", &abs, e))
+    abs.canonicalize()
+        .map_err(|e| SdkError::io("resolve workspace", &abs, e))
 }
-
 
 impl Actor {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
@@ -322,7 +362,9 @@ impl Actor {
         if self.masker.is_empty() {
             return event;
         }
-        let Ok(mut value) = serde_json::to_value(&event) else { return event };
+        let Ok(mut value) = serde_json::to_value(&event) else {
+            return event;
+        };
         let before = value.clone();
         self.masker.mask_json(&mut value);
         if value == before {
@@ -349,7 +391,11 @@ impl Actor {
     fn set_status(&mut self, status: ExecutionStatus) {
         if self.status() != status {
             let leaf = self.leaf();
-            self.emit(Event::state_update("execution_status", serde_json::json!(status.as_str()), leaf));
+            self.emit(Event::state_update(
+                "execution_status",
+                serde_json::json!(status.as_str()),
+                leaf,
+            ));
         }
     }
 
@@ -368,7 +414,12 @@ impl Actor {
         self.write_view().meta = meta;
     }
 
-    fn conversation_error(&mut self, code: &str, detail: String, classification: ErrorClassification) {
+    fn conversation_error(
+        &mut self,
+        code: &str,
+        detail: String,
+        classification: ErrorClassification,
+    ) {
         let leaf = self.leaf();
         self.emit(Event::ConversationError(ConversationErrorEvent {
             base: EventBase::new(Source::Environment, leaf),
@@ -383,7 +434,11 @@ impl Actor {
 
     async fn handle(&mut self, cmd: Command) {
         match cmd {
-            Command::SendMessage { message, run, reply } => {
+            Command::SendMessage {
+                message,
+                run,
+                reply,
+            } => {
                 let r = self.append_user_message(message);
                 if r.is_ok() && run && !self.active {
                     let _ = self.start_run();
@@ -408,14 +463,20 @@ impl Actor {
                 self.interrupt();
                 let _ = reply.send(Ok(()));
             }
-            Command::RespondToConfirmation { accept, reason, reply } => {
+            Command::RespondToConfirmation {
+                accept,
+                reason,
+                reply,
+            } => {
                 let r = if accept {
                     match self.start_run() {
                         Err(SdkError::AlreadyRunning) => Ok(()),
                         other => other,
                     }
                 } else {
-                    self.reject_pending(reason.unwrap_or_else(|| "User rejected the action.".to_owned()));
+                    self.reject_pending(
+                        reason.unwrap_or_else(|| "User rejected the action.".to_owned()),
+                    );
                     Ok(())
                 };
                 let _ = reply.send(r);
@@ -441,7 +502,10 @@ impl Actor {
             }
             Command::Condense { reply } => {
                 let leaf = self.leaf();
-                self.emit(Event::CondensationRequest(CondensationRequest::new(Source::Environment, leaf)));
+                self.emit(Event::CondensationRequest(CondensationRequest::new(
+                    Source::Environment,
+                    leaf,
+                )));
                 let _ = reply.send(Ok(()));
             }
             Command::SetTitle { title, reply } => {
@@ -459,7 +523,10 @@ impl Actor {
 
     fn append_user_message(&mut self, mut message: Message) -> Result<()> {
         if message.role != Role::User {
-            return Err(SdkError::InvalidState(format!("messages sent to the agent must have role `user`, not `{:?}`", message.role)));
+            return Err(SdkError::InvalidState(format!(
+                "messages sent to the agent must have role `user`, not `{:?}`",
+                message.role
+            )));
         }
         if let Some(reason) = &self.broken {
             return Err(SdkError::InvalidState(reason.clone()));
@@ -472,7 +539,9 @@ impl Actor {
         let decorated = self.context.decorate_user_message(&text);
         if decorated != text {
             message.content.retain(|c| c.as_text().is_none());
-            message.content.insert(0, tandem_protocol::Content::text(decorated));
+            message
+                .content
+                .insert(0, tandem_protocol::Content::text(decorated));
         }
         let activation = self.context.activate(&text);
         let leaf = self.leaf();
@@ -481,13 +550,19 @@ impl Actor {
             llm_message: message,
             llm_response_id: None,
             activated_skills: activation.activated_skills.clone(),
-            extended_content: activation.extended_content.iter().map(tandem_protocol::Content::text).collect(),
+            extended_content: activation
+                .extended_content
+                .iter()
+                .map(tandem_protocol::Content::text)
+                .collect(),
             sender: None,
             critic_result: None,
             extra: Extra::new(),
         };
         let Some(id) = self.emit(Event::Message(event)) else {
-            return Err(SdkError::InvalidState(self.broken.clone().unwrap_or_default()));
+            return Err(SdkError::InvalidState(
+                self.broken.clone().unwrap_or_default(),
+            ));
         };
         if !activation.activated_skills.is_empty() {
             let mut view = self.write_view();
@@ -497,7 +572,11 @@ impl Actor {
                 }
             }
         }
-        self.emit(Event::state_update("last_user_message_id", serde_json::json!(id), Some(id.clone())));
+        self.emit(Event::state_update(
+            "last_user_message_id",
+            serde_json::json!(id),
+            Some(id.clone()),
+        ));
         let needs_title = shared_view(&self.shared, |v| v.meta.title.is_none());
         if needs_title && !text.trim().is_empty() {
             self.write_view().meta.title = Some(title_from(&self.masker.mask(&text)));
@@ -507,12 +586,15 @@ impl Actor {
     }
 
     fn ensure_system_prompt(&mut self) -> Result<()> {
-        let has = shared_view(&self.shared, |v| v.events.iter().any(|e| matches!(e, Event::SystemPrompt(_))));
+        let has = shared_view(&self.shared, |v| {
+            v.events.iter().any(|e| matches!(e, Event::SystemPrompt(_)))
+        });
         if has {
             return Ok(());
         }
         let kwargs = shared_view(&self.shared, |v| v.state.agent.system_prompt_kwargs.clone());
-        let flag = |k: &str, default: bool| kwargs.get(k).and_then(|v| v.as_bool()).unwrap_or(default);
+        let flag =
+            |k: &str, default: bool| kwargs.get(k).and_then(|v| v.as_bool()).unwrap_or(default);
         let mut vars = PromptVars::new(&self.workspace);
         vars.cli_mode = flag("cli_mode", true);
         vars.llm_security_analyzer = flag("llm_security_analyzer", true);
@@ -537,10 +619,14 @@ impl Actor {
             return Err(SdkError::InvalidState(reason.clone()));
         }
         let has_user_message = shared_view(&self.shared, |v| {
-            v.events.iter().any(|e| matches!(e, Event::Message(m) if m.base.source == Source::User))
+            v.events
+                .iter()
+                .any(|e| matches!(e, Event::Message(m) if m.base.source == Source::User))
         });
         if !has_user_message {
-            return Err(SdkError::InvalidState("nothing to run: send a message first".into()));
+            return Err(SdkError::InvalidState(
+                "nothing to run: send a message first".into(),
+            ));
         }
         // Approving: what waited runs first, in order.
         self.queue.extend(self.awaiting.drain(..));
@@ -620,7 +706,11 @@ impl Actor {
             return;
         }
         let (max, stuck_on, status) = shared_view(&self.shared, |v| {
-            (v.state.max_iterations, v.state.stuck_detection, v.state.execution_status)
+            (
+                v.state.max_iterations,
+                v.state.stuck_detection,
+                v.state.execution_status,
+            )
         });
         if status != ExecutionStatus::Running {
             self.end_run(None);
@@ -632,7 +722,12 @@ impl Actor {
                 self.conversation_error(
                     "StuckDetected",
                     format!("Stopped: {}.", reason.0),
-                    ErrorClassification { kind: "agent_action".into(), retryable: true, user_action: "retry".into(), error_id: None },
+                    ErrorClassification {
+                        kind: "agent_action".into(),
+                        retryable: true,
+                        user_action: "retry".into(),
+                        error_id: None,
+                    },
                 );
                 self.end_run(Some(ExecutionStatus::Stuck));
                 return;
@@ -665,7 +760,11 @@ impl Actor {
         let llm = self.llm.clone();
         let token = cancel.clone();
         let future = async move { Phase::Llm(llm.completion(request, token).await) }.boxed();
-        self.inflight = Some(InFlight { cancel, future, is_llm: true });
+        self.inflight = Some(InFlight {
+            cancel,
+            future,
+            is_llm: true,
+        });
     }
 
     /// Streams deltas to subscribers as transient events.
@@ -687,7 +786,10 @@ impl Actor {
     }
 
     async fn start_tool(&mut self, action_event: ActionEvent) {
-        let (Some(action), Some(tool)) = (action_event.action.clone(), self.tools.get(&action_event.tool_name).cloned()) else {
+        let (Some(action), Some(tool)) = (
+            action_event.action.clone(),
+            self.tools.get(&action_event.tool_name).cloned(),
+        ) else {
             return;
         };
         let command = match &action {
@@ -717,7 +819,11 @@ impl Actor {
             Phase::Tool(ev, obs)
         }
         .boxed();
-        self.inflight = Some(InFlight { cancel, future, is_llm: false });
+        self.inflight = Some(InFlight {
+            cancel,
+            future,
+            is_llm: false,
+        });
     }
 
     async fn on_phase_done(&mut self, phase: Phase) {
@@ -726,9 +832,17 @@ impl Actor {
             Phase::Llm(Err(LlmError::Cancelled)) => {}
             Phase::Llm(Err(e)) => {
                 let classification = ErrorClassification {
-                    kind: if e.is_retryable() { "transient".into() } else { "llm".into() },
+                    kind: if e.is_retryable() {
+                        "transient".into()
+                    } else {
+                        "llm".into()
+                    },
                     retryable: e.is_retryable(),
-                    user_action: if matches!(e, LlmError::Auth { .. } | LlmError::Config(_)) { "fix_config".into() } else { "retry".into() },
+                    user_action: if matches!(e, LlmError::Auth { .. } | LlmError::Config(_)) {
+                        "fix_config".into()
+                    } else {
+                        "retry".into()
+                    },
                     error_id: None,
                 };
                 self.conversation_error(e.code(), e.to_string(), classification);
@@ -758,7 +872,13 @@ impl Actor {
             self.end_run(Some(ExecutionStatus::Finished));
             return;
         }
-        let proposed = propose_actions(&response, &self.tools, &self.analyzer, &self.workspace, self.leaf());
+        let proposed = propose_actions(
+            &response,
+            &self.tools,
+            &self.analyzer,
+            &self.workspace,
+            self.leaf(),
+        );
         let policy = shared_view(&self.shared, |v| v.state.confirmation_policy.clone());
         let mut runnable = Vec::new();
         for p in proposed {
@@ -766,13 +886,18 @@ impl Actor {
             self.emit(Event::Action(p.event));
             match p.error {
                 Some(error) => {
-                    self.emit(Event::AgentError(agent_error(&event, error, ErrorClassification::agent_action())));
+                    self.emit(Event::AgentError(agent_error(
+                        &event,
+                        error,
+                        ErrorClassification::agent_action(),
+                    )));
                 }
                 None => runnable.push(event),
             }
         }
         let needs_confirmation = runnable.iter().any(|a| {
-            !matches!(a.action, Some(Action::Finish(_)) | Some(Action::Think(_))) && policy.should_confirm(a.security_risk)
+            !matches!(a.action, Some(Action::Finish(_)) | Some(Action::Think(_)))
+                && policy.should_confirm(a.security_risk)
         });
         if needs_confirmation && !self.pause_requested {
             self.awaiting = runnable;
@@ -788,13 +913,7 @@ impl Actor {
 
     fn on_observation(&mut self, action: ActionEvent, mut observation: Observation) {
         if let Some(content) = observation.content_mut() {
-            for c in content.iter_mut() {
-                if let tandem_protocol::Content::Text(t) = c {
-                    if self.masker.contains_secret(&t.text) {
-                        t.text = self.masker.mask(&t.text);
-                    }
-                }
-            }
+            self.masker.mask_content(content);
         }
         let finished = matches!(action.action, Some(Action::Finish(_)));
         self.emit(Event::Observation(ObservationEvent {
@@ -809,10 +928,17 @@ impl Actor {
         if finished {
             for rest in std::mem::take(&mut self.queue) {
                 let error = "Not run: the agent called finish before this action.".to_owned();
-                self.emit(Event::AgentError(agent_error(&rest, error, ErrorClassification::agent_action())));
+                self.emit(Event::AgentError(agent_error(
+                    &rest,
+                    error,
+                    ErrorClassification::agent_action(),
+                )));
             }
             self.end_run(Some(ExecutionStatus::Finished));
-        } else if self.pause_requested && self.status() == ExecutionStatus::Paused && self.queue.is_empty() {
+        } else if self.pause_requested
+            && self.status() == ExecutionStatus::Paused
+            && self.queue.is_empty()
+        {
             self.end_run(Some(ExecutionStatus::Paused));
         }
     }
@@ -823,12 +949,20 @@ impl Actor {
         let model = config.model.clone();
         let stats_value = {
             let mut view = self.write_view();
-            let metrics = view.state.stats.usage_to_metrics.entry(usage_id.clone()).or_insert_with(|| Metrics::new(&model));
+            let metrics = view
+                .state
+                .stats
+                .usage_to_metrics
+                .entry(usage_id.clone())
+                .or_insert_with(|| Metrics::new(&model));
             metrics.accumulated_cost += response.cost;
             let mut usage = response.usage.clone();
             usage.model.clone_from(&model);
             usage.response_id.clone_from(&response.id);
-            metrics.accumulated_token_usage.get_or_insert_with(Default::default).add(&usage);
+            metrics
+                .accumulated_token_usage
+                .get_or_insert_with(Default::default)
+                .add(&usage);
             let latency = ResponseLatency {
                 model: model.clone(),
                 latency: response.latency.as_secs_f64(),
@@ -838,7 +972,11 @@ impl Actor {
             // The event carries the totals and this call's latency, not the whole history.
             let mut stats = view.state.stats.clone();
             for (k, m) in stats.usage_to_metrics.iter_mut() {
-                m.response_latencies = if *k == usage_id { vec![latency.clone()] } else { Vec::new() };
+                m.response_latencies = if *k == usage_id {
+                    vec![latency.clone()]
+                } else {
+                    Vec::new()
+                };
             }
             serde_json::to_value(&stats).unwrap_or_default()
         };
@@ -862,16 +1000,22 @@ impl Actor {
 
     /// A conversation persisted as running: the engine stopped mid-run.
     fn recover_from_crash(&mut self) {
-        let unmatched: Vec<ActionEvent> =
-            shared_view(&self.shared, |v| unmatched_actions(&v.events).into_iter().cloned().collect());
+        let unmatched: Vec<ActionEvent> = shared_view(&self.shared, |v| {
+            unmatched_actions(&v.events).into_iter().cloned().collect()
+        });
         for action in &unmatched {
             let classification = ErrorClassification::internal();
-            self.emit(Event::AgentError(agent_error(action, RESTART_ERROR.to_owned(), classification)));
+            self.emit(Event::AgentError(agent_error(
+                action,
+                RESTART_ERROR.to_owned(),
+                classification,
+            )));
         }
         if unmatched.is_empty() {
             self.conversation_error(
                 "EngineRestarted",
-                "The engine stopped while this conversation was running. Run it again to continue.".into(),
+                "The engine stopped while this conversation was running. Run it again to continue."
+                    .into(),
                 ErrorClassification::internal(),
             );
         }
@@ -886,13 +1030,7 @@ fn mask_messages(mut messages: Vec<Message>, masker: &Masker) -> Vec<Message> {
         return messages;
     }
     for m in &mut messages {
-        for c in &mut m.content {
-            if let tandem_protocol::Content::Text(t) = c {
-                if masker.contains_secret(&t.text) {
-                    t.text = masker.mask(&t.text);
-                }
-            }
-        }
+        masker.mask_content(&mut m.content);
         if let Some(calls) = &mut m.tool_calls {
             for call in calls {
                 if masker.contains_secret(&call.arguments) {

@@ -49,7 +49,9 @@ pub struct ConversationHandle {
 
 impl std::fmt::Debug for ConversationHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConversationHandle").field("id", &self.shared.id).finish()
+        f.debug_struct("ConversationHandle")
+            .field("id", &self.shared.id)
+            .finish()
     }
 }
 
@@ -114,13 +116,21 @@ impl ConversationHandle {
 
     async fn call(&self, make: impl FnOnce(oneshot::Sender<Result<()>>) -> Command) -> Result<()> {
         let (tx, rx) = oneshot::channel();
-        self.shared.commands.send(make(tx)).map_err(|_| SdkError::Closed)?;
+        self.shared
+            .commands
+            .send(make(tx))
+            .map_err(|_| SdkError::Closed)?;
         rx.await.map_err(|_| SdkError::Closed)?
     }
 
     /// Appends a user message; with `run`, starts the loop if it is not running.
     pub async fn send_message(&self, message: Message, run: bool) -> Result<()> {
-        self.call(|reply| Command::SendMessage { message, run, reply }).await
+        self.call(|reply| Command::SendMessage {
+            message,
+            run,
+            reply,
+        })
+        .await
     }
 
     /// Starts the loop; approves pending actions. `AlreadyRunning` while it runs.
@@ -139,23 +149,35 @@ impl ConversationHandle {
     }
 
     /// Approves (and runs) or rejects the actions waiting for confirmation.
-    pub async fn respond_to_confirmation(&self, accept: bool, reason: Option<String>) -> Result<()> {
-        self.call(|reply| Command::RespondToConfirmation { accept, reason, reply }).await
+    pub async fn respond_to_confirmation(
+        &self,
+        accept: bool,
+        reason: Option<String>,
+    ) -> Result<()> {
+        self.call(|reply| Command::RespondToConfirmation {
+            accept,
+            reason,
+            reply,
+        })
+        .await
     }
 
     /// Changes the confirmation policy.
     pub async fn set_confirmation_policy(&self, policy: ConfirmationPolicy) -> Result<()> {
-        self.call(|reply| Command::SetConfirmationPolicy { policy, reply }).await
+        self.call(|reply| Command::SetConfirmationPolicy { policy, reply })
+            .await
     }
 
     /// Adds or replaces secrets.
     pub async fn update_secrets(&self, secrets: Vec<(String, SecretSource)>) -> Result<()> {
-        self.call(|reply| Command::UpdateSecrets { secrets, reply }).await
+        self.call(|reply| Command::UpdateSecrets { secrets, reply })
+            .await
     }
 
     /// Sets or clears the security analyzer configuration.
     pub async fn set_security_analyzer(&self, analyzer: Option<serde_json::Value>) -> Result<()> {
-        self.call(|reply| Command::SetSecurityAnalyzer { analyzer, reply }).await
+        self.call(|reply| Command::SetSecurityAnalyzer { analyzer, reply })
+            .await
     }
 
     /// Asks for the history to be condensed.

@@ -61,12 +61,20 @@ pub(super) fn replay(state: &mut ConversationState, events: &[Event]) {
 
 /// The id of the last event that is not a state update.
 pub(super) fn leaf_of(events: &[Event]) -> Option<String> {
-    events.iter().rev().find(|e| !matches!(e, Event::StateUpdate(_))).map(|e| e.id().to_owned())
+    events
+        .iter()
+        .rev()
+        .find(|e| !matches!(e, Event::StateUpdate(_)))
+        .map(|e| e.id().to_owned())
 }
 
 /// A short title from the first user message.
 pub(super) fn title_from(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     let mut title: String = line.chars().take(60).collect();
     if line.chars().count() > 60 {
         title.push('…');
