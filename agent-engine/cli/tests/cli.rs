@@ -259,10 +259,8 @@ fn a_killed_run_recovers_on_resume() {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let dirs = env.conversation_dirs();
-        if let Some(d) = dirs.first() {
-            if env.events(d).iter().any(|e| e["kind"] == "ActionEvent") {
-                break;
-            }
+        if dirs.first().is_some_and(|d| env.events(d).iter().any(|e| e["kind"] == "ActionEvent")) {
+            break;
         }
         assert!(Instant::now() < deadline, "the action never started");
         std::thread::sleep(Duration::from_millis(50));

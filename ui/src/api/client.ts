@@ -1,0 +1,216 @@
+// The REST client of one backend: openapi-fetch over the generated `paths`, plus the session
+// key header and one error mapping (`ApiError`). Each call returns the body or throws.
+import createClient from "openapi-fetch";
+import { ApiError, errorFromStatus, networkError } from "./errors";
+import type {
+  ConfirmationPolicy,
+  StartConversationRequest,
+  WireEvent,
+  paths,
+} from "./types";
+import type { WorkspaceDiff, WorkspaceFile, WorkspaceTree } from "./workspaceTypes";
+
+/** Where a backend is and how to authenticate to it. */
+export interface Connection {
+  /** Origin (and optional path prefix) of the agent server, without a trailing slash. */
+  baseUrl: string;
+  /** Session key sent as `X-Session-API-Key`; null when the server needs none. */
+  key: string | null;
+}
+
+export type FetchLike = (input: Request) => Promise<Response>;
+
+/** `GET /server_info`: read loosely, since servers differ in what they add. */
+export interface ServerInfoView {
+  title?: string;
+  version?: string;
+  /** Tandem addition: the model the server's default profile uses (demo detection). */
+  llm_model?: string;
+  demo?: boolean;
+  capabilities?: string[];
+  [k: string]: unknown;
+}
+
+export function trimBase(url: string): string {
+  return url.trim().replace(/\/+$/, "");
+}
+
+export function createApi(conn: Connection, fetchImpl?: FetchLike) {
+  const baseUrl = trimBase(conn.baseUrl);
+  // Resolve fetch at call time so tests (and the Tauri host) can swap the global.
+  const doFetch: FetchLike = fetchImpl ?? ((r) => globalThis.fetch(r));
+  const headers: Record<string, string> = conn.key ? { "X-Session-API-Key": conn.key } : {};
+
+  const safeFetch: FetchLike = async (req) => {
+    try {
+      return await doFetch(req);
+    } catch (e) {
+      throw networkError(baseUrl, e);
+    }
+  };
+  const client = createClient<paths>({ baseUrl, headers, fetch: safeFetch });
+
+  /** Unwraps an openapi-fetch result: the body, or an ApiError named after `what`. */
+  async function unwrap<T>(what: string, p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+    const { data, error, response } = await p;
+    if (!response.ok) throw errorFromStatus(response.status, error, what);
+    return data as T;
+  }
+
+  /** For Tandem routes the generated schema does not describe yet (workspace endpoints). */
+  async function raw<T>(what: string, method: string, path: string, body?: unknown): Promise<T> {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      (init.headers as Record<string, string>)["Content-Type"] = "application/json";
+    }
+    const res = await safeFetch(new Request(`${baseUrl}${path}`, init));
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON: keep the text for the error message.
+    }
+    if (!res.ok) throw errorFromStatus(res.status, parsed, what);
+    return parsed as T;
+  }
+
+  const cid = (id: string) => ({ path: { conversation_id: id } });
+  const enc = encodeURIComponent;
+
+  return {
+    baseUrl,
+    key: conn.key,
+
+    async serverInfo(): Promise<ServerInfoView> {
+      const res = await safeFetch(new Request(`${baseUrl}/server_info`, { headers }));
+      if (!res.ok) throw errorFromStatus(res.status, undefined, "server info");
+      const body: unknown = await res.json().catch(() => undefined);
+      if (typeof body !== "object" || body === null) {
+        throw new ApiError("not_agent_server", `${baseUrl} answered, but not like an agent server`);
+      }
+      return body as ServerInfoView;
+    },
+
+    searchConversations(limit = 100, pageId?: string){
+      return unwrap(
+        "list conversations",
+        client.GET("/api/conversations/search", { params: { query: { limit, page_id: pageId ?? null } } }),
+      );
+    },
+
+    getConversation(id: string){
+      return unwrap("get conversation", client.GET("/api/conversations/{conversation_id}", { params: cid(id) }));
+    },
+
+    createConversation(body: StartConversationRequest){
+      return unwrap("create conversation", client.POST("/api/conversations", { body }));
+    },
+
+    deleteConversation(id: string): Promise<unknown> {
+      return unwrap("delete conversation", client.DELETE("/api/conversations/{conversation_id}", { params: cid(id) }));
+    },
+
+    renameConversation(id: string, title: string): Promise<unknown> {
+      return unwrap(
+        "rename conversation",
+        client.PATCH("/api/conversations/{conversation_id}", { params: cid(id), body: { title } }),
+      );
+    },
+
+    sendMessage(id: string, text: string, run: boolean): Promise<unknown> {
+      return unwrap(
+        "send message",
+        client.POST("/api/conversations/{conversation_id}/events", {
+          params: cid(id),
+          body: { role: "user", content: [{ type: "text", text }], run },
+        }),
+      );
+    },
+
+    run(id: string): Promise<unknown> {
+      return unwrap("run", client.POST("/api/conversations/{conversation_id}/run", { params: cid(id) }));
+    },
+    pause(id: string): Promise<unknown> {
+      return unwrap("pause", client.POST("/api/conversations/{conversation_id}/pause", { params: cid(id) }));
+    },
+    interrupt(id: string): Promise<unknown> {
+      return unwrap("interrupt", client.POST("/api/conversations/{conversation_id}/interrupt", { params: cid(id) }));
+    },
+
+    respondToConfirmation(id: string, accept: boolean, reason?: string): Promise<unknown> {
+      return unwrap(
+        accept ? "approve" : "reject",
+        client.POST("/api/conversations/{conversation_id}/events/respond_to_confirmation", {
+          params: cid(id),
+          body: reason === undefined ? { accept } : { accept, reason },
+        }),
+      );
+    },
+
+    setConfirmationPolicy(id: string, policy: ConfirmationPolicy): Promise<unknown> {
+      return unwrap(
+        "set confirmation policy",
+        client.POST("/api/conversations/{conversation_id}/confirmation_policy", { params: cid(id), body: { policy } }),
+      );
+    },
+
+    async searchEvents(id: string, pageId?: string, limit = 100): Promise<{ items: WireEvent[]; next_page_id: string | null }> {
+      const page = await unwrap(
+        "load events",
+        client.GET("/api/conversations/{conversation_id}/events/search", {
+          params: { ...cid(id), query: { limit, page_id: pageId ?? null } },
+        }),
+      );
+      return readEventPage(page);
+    },
+
+    workspaceTree(id: string): Promise<WorkspaceTree> {
+      return raw("workspace tree", "GET", `/api/conversations/${enc(id)}/workspace/tree`);
+    },
+    readFile(id: string, path: string): Promise<WorkspaceFile> {
+      return raw("open file", "GET", `/api/conversations/${enc(id)}/workspace/file?path=${enc(path)}`);
+    },
+    writeFile(id: string, path: string, content: string, expectedMtimeMs: number | null): Promise<WorkspaceFile> {
+      return raw("save file", "PUT", `/api/conversations/${enc(id)}/workspace/file`, {
+        path,
+        content,
+        expected_mtime_ms: expectedMtimeMs,
+      });
+    },
+    workspaceDiff(id: string): Promise<WorkspaceDiff> {
+      return raw("workspace changes", "GET", `/api/conversations/${enc(id)}/workspace/diff`);
+    },
+  };
+}
+
+export type Api = ReturnType<typeof createApi>;
+
+/**
+ * Upstream documents the events page as untyped; read `{items, next_page_id}` defensively and
+ * keep only objects that look like events (an id and a kind). The cast is the boundary where
+ * untrusted JSON becomes `WireEvent`; consumers switch on `kind` and ignore kinds they do not know.
+ */
+export function readEventPage(body: unknown): { items: WireEvent[]; next_page_id: string | null } {
+  if (typeof body !== "object" || body === null) throw new ApiError("not_agent_server", "Malformed events page");
+  const { items, next_page_id } = body as { items?: unknown; next_page_id?: unknown };
+  if (!Array.isArray(items)) throw new ApiError("not_agent_server", "Malformed events page (no items)");
+  return {
+    items: items.filter(isEventLike) as WireEvent[],
+    next_page_id: typeof next_page_id === "string" ? next_page_id : null,
+  };
+}
+
+export function isEventLike(v: unknown): boolean {
+  if (typeof v !== "object" || v === null) return false;
+  const e = v as { id?: unknown; kind?: unknown };
+  return typeof e.id === "string" && typeof e.kind === "string";
+}
+
+/** `ws(s)://…` for a path on the backend. */
+export function socketUrl(baseUrl: string, path: string): string {
+  const u = new URL(trimBase(baseUrl) + path);
+  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+  return u.toString();
+}

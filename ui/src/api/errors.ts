@@ -1,0 +1,71 @@
+// Errors from a backend, turned into something a person can act on. Every failure the UI
+// shows goes through `ApiError`, so "unauthorized" / "not found" / "server down" read the same
+// everywhere and tests can assert on `kind`.
+
+export type ApiErrorKind =
+  | "network" // nothing answered (down, wrong port, CORS, DNS)
+  | "unauthorized" // 401/403: wrong or missing session key
+  | "not_found" // 404
+  | "conflict" // 409 (already running, file changed on disk)
+  | "too_large" // 413
+  | "invalid" // 400/422
+  | "busy" // 429
+  | "server" // 5xx
+  | "not_agent_server"; // answered, but not like an agent server
+
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    readonly kind: ApiErrorKind,
+    message: string,
+    readonly status?: number,
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The `detail` of a FastAPI-style error body (`{"detail": "..."}` or a 422 list). */
+export function detailOf(body: unknown): string | undefined {
+  if (typeof body === "string") return body.slice(0, 300) || undefined;
+  if (typeof body !== "object" || body === null) return undefined;
+  const d = (body as { detail?: unknown }).detail;
+  if (typeof d === "string") return d;
+  if (Array.isArray(d)) {
+    return d
+      .map((x: unknown) => {
+        if (typeof x !== "object" || x === null) return String(x);
+        const item = x as { loc?: unknown; msg?: unknown };
+        const loc = Array.isArray(item.loc) ? item.loc.join(".") : "";
+        return `${loc ? loc + ": " : ""}${String(item.msg ?? "")}`;
+      })
+      .join("; ");
+  }
+  return undefined;
+}
+
+export function errorFromStatus(status: number, body: unknown, what: string): ApiError {
+  const detail = detailOf(body);
+  const suffix = detail ? `: ${detail}` : "";
+  if (status === 401 || status === 403)
+    return new ApiError("unauthorized", `Unauthorized: the session key was refused (${what})`, status, detail);
+  if (status === 404) return new ApiError("not_found", `Not found (${what})${suffix}`, status, detail);
+  if (status === 409) return new ApiError("conflict", `Conflict (${what})${suffix}`, status, detail);
+  if (status === 413) return new ApiError("too_large", `Too large (${what})${suffix}`, status, detail);
+  if (status === 429) return new ApiError("busy", `The server is at capacity (${what})${suffix}`, status, detail);
+  if (status === 400 || status === 422)
+    return new ApiError("invalid", `Rejected by the server (${what})${suffix}`, status, detail);
+  if (status >= 500) return new ApiError("server", `Server error ${status} (${what})${suffix}`, status, detail);
+  return new ApiError("server", `Unexpected HTTP ${status} (${what})${suffix}`, status, detail);
+}
+
+export function networkError(baseUrl: string, cause: unknown): ApiError {
+  const why = cause instanceof Error && cause.message ? ` (${cause.message})` : "";
+  return new ApiError("network", `Cannot reach ${baseUrl}: the server is down or the URL is wrong${why}`);
+}
+
+/** A message for any thrown value. */
+export function messageOf(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

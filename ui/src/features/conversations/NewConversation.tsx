@@ -1,0 +1,118 @@
+// Start a conversation in a workspace folder: a native picker through the host in the desktop
+// app, a text field in the browser (a browser cannot name a folder on the server's disk).
+import { useState } from "react";
+import { messageOf } from "../../api/errors";
+import { host } from "../../host";
+import { policyFor, type PolicyChoice } from "../approvals/policy";
+import { useBackends, type Backend } from "../backends/backendStore";
+import { agentFor, useSettings } from "../settings/settingsStore";
+import { useConversationMutations } from "./queries";
+
+export function NewConversation({ backend, onCreated, onCancel }: { backend: Backend; onCreated(id: string): void; onCancel(): void }) {
+  const settings = useSettings();
+  const health = useBackends((s) => s.health[backend.id]);
+  const h = host();
+  const [folder, setFolder] = useState(() => h.loadPref<string>("lastWorkspace") ?? "");
+  const [task, setTask] = useState("");
+  const [profileId, setProfileId] = useState<string>(settings.defaultProfileId ?? "");
+  const [policy, setPolicy] = useState<PolicyChoice>(settings.policy);
+  const [error, setError] = useState<string | null>(null);
+  const { create } = useConversationMutations(backend);
+
+  async function submit() {
+    setError(null);
+    try {
+      const profile = settings.profiles.find((p) => p.id === profileId) ?? null;
+      const agent = await agentFor(profile, health?.info?.llm_model);
+      const info = await create.mutateAsync({
+        agent,
+        workspace: { kind: "LocalWorkspace", working_dir: folder.trim() },
+        confirmation_policy: policyFor(policy),
+        ...(settings.analyzer === "llm" ? { security_analyzer: { kind: "LLMSecurityAnalyzer" } } : {}),
+        ...(task.trim()
+          ? { initial_message: { role: "user", content: [{ type: "text", text: task.trim() }], run: true } }
+          : {}),
+      });
+      h.savePref("lastWorkspace", folder.trim());
+      onCreated(info.id);
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  }
+
+  return (
+    <form
+      className="new-conv"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+      aria-label="New conversation"
+    >
+      <label>
+        Workspace folder (on the server)
+        <div className="row">
+          <input
+            required
+            autoFocus
+            className="mono"
+            placeholder="/home/me/project"
+            value={folder}
+            onChange={(e) => setFolder(e.target.value)}
+          />
+          {h.pickFolder && backend.kind === "local" && (
+            <button
+              type="button"
+              onClick={() => {
+                void h.pickFolder?.().then((p) => p && setFolder(p));
+              }}
+            >
+              Browse…
+            </button>
+          )}
+        </div>
+      </label>
+      <label>
+        Task (optional; starts the agent)
+        <textarea rows={3} value={task} onChange={(e) => setTask(e.target.value)} />
+      </label>
+      <div className="row">
+        <label>
+          LLM
+          <select value={profileId} onChange={(e) => setProfileId(e.target.value)}>
+            <option value="">Server default{health?.demo ? " (demo)" : ""}</option>
+            {settings.profiles.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name} ({p.model})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Ask before acting
+          <select value={policy} onChange={(e) => setPolicy(e.target.value as PolicyChoice)}>
+            <option value="always">always</option>
+            <option value="risky">if risky</option>
+            <option value="never">never</option>
+          </select>
+        </label>
+      </div>
+      {backend.kind === "local" && (
+        <p className="hint">Local mode runs the agent's commands on this machine, in the workspace folder.</p>
+      )}
+      {error && (
+        <div className="error-text" role="alert">
+          {error}
+        </div>
+      )}
+      <div className="row">
+        <button type="submit" className="primary" disabled={create.isPending || !folder.trim()}>
+          {create.isPending ? "Starting…" : "Start"}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,68 @@
+// Conversation lists per backend, in TanStack Query (server state). Keys carry the backend id
+// so switching backends never shows another backend's conversations.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { Api } from "../../api/client";
+import type { StartConversationRequest } from "../../api/types";
+import { apiFor, type Backend } from "../backends/backendStore";
+
+/** A conversation as the search route returns it (as openapi-fetch types the response). */
+export type ConversationItem = Awaited<ReturnType<Api["searchConversations"]>>["items"][number];
+
+export const conversationsKey = (backendId: string) => ["conversations", backendId] as const;
+
+export function useConversations(b: Backend | null, enabled: boolean) {
+  return useQuery({
+    queryKey: conversationsKey(b?.id ?? "none"),
+    enabled: Boolean(b) && enabled,
+    refetchInterval: 5000,
+    retry: false,
+    queryFn: async () => {
+      if (!b) return [];
+      const api = apiFor(b);
+      const out: ConversationItem[] = [];
+      let page: string | undefined;
+      // Up to 500 conversations; older ones are reachable through search on the server.
+      for (let i = 0; i < 5; i++) {
+        const res = await api.searchConversations(100, page);
+        out.push(...res.items);
+        if (!res.next_page_id) break;
+        page = res.next_page_id;
+      }
+      return out;
+    },
+  });
+}
+
+export function useConversationMutations(b: Backend | null) {
+  const qc = useQueryClient();
+  const invalidate = () => qc.invalidateQueries({ queryKey: conversationsKey(b?.id ?? "none") });
+  const need = () => {
+    if (!b) throw new Error("No backend selected");
+    return apiFor(b);
+  };
+  return {
+    create: useMutation({
+      mutationFn: (req: StartConversationRequest) => need().createConversation(req),
+      onSuccess: invalidate,
+    }),
+    remove: useMutation({ mutationFn: (id: string) => need().deleteConversation(id), onSuccess: invalidate }),
+    rename: useMutation({
+      mutationFn: ({ id, title }: { id: string; title: string }) => need().renameConversation(id, title),
+      onSuccess: invalidate,
+    }),
+  };
+}
+
+export function conversationTitle(c: ConversationItem): string {
+  return c.title?.trim() || `Conversation ${c.id.slice(0, 8)}`;
+}
+
+export function workspaceDir(c: ConversationItem): string {
+  const w = c.workspace as { working_dir?: unknown } | undefined;
+  return typeof w?.working_dir === "string" ? w.working_dir : "";
+}
+
+export function conversationCost(c: ConversationItem): number {
+  const m = c.metrics as { accumulated_cost?: unknown } | null | undefined;
+  return typeof m?.accumulated_cost === "number" ? m.accumulated_cost : 0;
+}

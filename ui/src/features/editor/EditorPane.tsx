@@ -1,0 +1,208 @@
+// Files of the conversation's workspace: a tree, Monaco to edit and save (with a conflict
+// warning when the file changed on disk since it was opened), and a "Changes" view with
+// Monaco's diff editor of everything changed since the conversation started.
+import Editor, { DiffEditor } from "@monaco-editor/react";
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
+import type { Api } from "../../api/client";
+import { ApiError, messageOf } from "../../api/errors";
+import type { WorkspaceFile } from "../../api/workspaceTypes";
+import { FileTree } from "./FileTree";
+import { languageFor } from "./monacoSetup";
+import { reversePatch } from "./reversePatch";
+
+/** Larger files open read-only: Monaco slows down and an accidental save would be costly. */
+const MAX_EDITABLE = 5 * 1024 * 1024;
+
+interface OpenFile {
+  path: string;
+  file: WorkspaceFile;
+  text: string;
+  dirty: boolean;
+  readOnlyReason: string | null;
+}
+
+function useMonacoTheme(): string {
+  const dark = document.documentElement.dataset.theme === "dark";
+  return dark ? "vs-dark" : "vs";
+}
+
+export function EditorPane({ api, conversationId, eventsSeen }: { api: Api; conversationId: string; eventsSeen: number }) {
+  const [tab, setTab] = useState<"files" | "changes">("files");
+  const tree = useQuery({
+    queryKey: ["tree", api.baseUrl, conversationId],
+    queryFn: () => api.workspaceTree(conversationId),
+    retry: false,
+  });
+  // The agent changes files as events arrive: refresh the tree when events come in.
+  const refetchTree = tree.refetch;
+  useEffect(() => {
+    void refetchTree();
+  }, [eventsSeen, refetchTree]);
+
+  return (
+    <div className="editor-pane">
+      <div className="toolbar" role="tablist">
+        <button role="tab" aria-selected={tab === "files"} className={`tab${tab === "files" ? " on" : ""}`} onClick={() => setTab("files")}>
+          Files
+        </button>
+        <button role="tab" aria-selected={tab === "changes"} className={`tab${tab === "changes" ? " on" : ""}`} onClick={() => setTab("changes")}>
+          Changes
+        </button>
+      </div>
+      {tab === "files" ? (
+        <FilesView api={api} conversationId={conversationId} tree={tree.data?.entries ?? []} treeError={tree.error} />
+      ) : (
+        <ChangesView api={api} conversationId={conversationId} eventsSeen={eventsSeen} />
+      )}
+    </div>
+  );
+}
+
+function FilesView({ api, conversationId, tree, treeError }: { api: Api; conversationId: string; tree: import("../../api/workspaceTypes").WorkspaceEntry[]; treeError: unknown }) {
+  const [open, setOpen] = useState<OpenFile | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [conflict, setConflict] = useState(false);
+  const [saving, setSaving] = useState(false);
+  const theme = useMonacoTheme();
+  const openRef = useRef(open);
+  openRef.current = open;
+
+  async function openPath(path: string) {
+    if (open?.dirty && !window.confirm(`Discard unsaved changes to ${open.path}?`)) return;
+    setError(null);
+    setConflict(false);
+    try {
+      const file = await api.readFile(conversationId, path);
+      const reason = file.binary
+        ? "Binary file: shown read-only."
+        : file.size > MAX_EDITABLE
+          ? `Large file (${(file.size / 1048576).toFixed(1)} MB): shown read-only.`
+          : null;
+      setOpen({ path, file, text: file.content ?? "", dirty: false, readOnlyReason: reason });
+    } catch (e) {
+      setOpen(null);
+      setError(e instanceof ApiError && e.kind === "too_large" ? `${path} is too large to open in the editor. ${e.detail ?? ""}` : messageOf(e));
+    }
+  }
+
+  async function save(force = false) {
+    const f = openRef.current;
+    if (!f || f.readOnlyReason) return;
+    setSaving(true);
+    setError(null);
+    try {
+      const saved = await api.writeFile(conversationId, f.path, f.text, force ? null : f.file.mtime_ms);
+      setOpen({ ...f, file: saved, dirty: false });
+      setConflict(false);
+    } catch (e) {
+      if (e instanceof ApiError && e.kind === "conflict") setConflict(true);
+      else setError(messageOf(e));
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  return (
+    <div className="files-view">
+      <div className="tree-col">
+        {treeError ? <div className="error-text">{messageOf(treeError)}</div> : null}
+        <FileTree entries={tree} openPath={open?.path ?? null} onOpen={(p) => void openPath(p)} />
+      </div>
+      <div className="editor-col">
+        {open ? (
+          <>
+            <div className="toolbar">
+              <span className="mono">{open.path}</span>
+              {open.dirty && <span className="badge">modified</span>}
+              {open.readOnlyReason && <span className="badge warn">{open.readOnlyReason}</span>}
+              <button type="button" className="primary" disabled={!open.dirty || saving || Boolean(open.readOnlyReason)} onClick={() => void save()}>
+                {saving ? "Saving…" : "Save (Ctrl+S)"}
+              </button>
+            </div>
+            {conflict && (
+              <div className="banner warn" role="alert">
+                {open.path} changed on disk since you opened it (probably the agent).
+                <button type="button" onClick={() => void save(true)}>Overwrite with mine</button>
+                <button type="button" onClick={() => { setOpen({ ...open, dirty: false }); void openPath(open.path); }}>Reload theirs</button>
+              </div>
+            )}
+            {error && <div className="error-text" role="alert">{error}</div>}
+            {open.file.binary ? (
+              <div className="empty">Binary file ({open.file.size} bytes): not shown.</div>
+            ) : (
+              <Editor
+                key={open.path}
+                path={open.path}
+                value={open.text}
+                language={languageFor(open.path)}
+                theme={theme}
+                options={{ readOnly: Boolean(open.readOnlyReason), minimap: { enabled: false }, fontSize: 13, scrollBeyondLastLine: false, automaticLayout: true }}
+                onChange={(v) => {
+                  const f = openRef.current;
+                  if (f) setOpen({ ...f, text: v ?? "", dirty: true });
+                }}
+                onMount={(editor, m) => {
+                  editor.addCommand(m.KeyMod.CtrlCmd | m.KeyCode.KeyS, () => void save());
+                }}
+              />
+            )}
+          </>
+        ) : (
+          <div className="empty">{error ?? "Open a file from the tree."}</div>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function ChangesView({ api, conversationId, eventsSeen }: { api: Api; conversationId: string; eventsSeen: number }) {
+  const theme = useMonacoTheme();
+  const diff = useQuery({
+    queryKey: ["diff", api.baseUrl, conversationId, eventsSeen],
+    queryFn: () => api.workspaceDiff(conversationId),
+    retry: false,
+  });
+  const [selected, setSelected] = useState<string | null>(null);
+  const files = diff.data?.files ?? [];
+  const file = files.find((f) => f.path === selected) ?? files[0];
+  const sides = useQuery({
+    queryKey: ["diffsides", api.baseUrl, conversationId, file?.path, file?.diff],
+    enabled: Boolean(file) && !file?.binary,
+    queryFn: async () => {
+      if (!file) return null;
+      const modified = file.status === "deleted" ? "" : ((await api.readFile(conversationId, file.path)).content ?? "");
+      const original = file.status === "added" ? "" : reversePatch(modified, file.diff);
+      return { original, modified };
+    },
+  });
+
+  if (diff.error) return <div className="error-text">{messageOf(diff.error)}</div>;
+  return (
+    <div className="files-view">
+      <ul className="file-tree" aria-label="Changed files">
+        {files.length === 0 && <li className="empty">No changes since the conversation started.</li>}
+        {files.map((f) => (
+          <li key={f.path} tabIndex={0} className={f === file ? "selected" : ""} onClick={() => setSelected(f.path)} onKeyDown={(e) => e.key === "Enter" && setSelected(f.path)}>
+            <span className={`change-${f.status}`}>{f.status[0]?.toUpperCase()}</span> {f.path}
+          </li>
+        ))}
+      </ul>
+      <div className="editor-col">
+        {file?.binary && <div className="empty">Binary file changed: {file.path}</div>}
+        {file && !file.binary && sides.data && sides.data.original !== null && (
+          <DiffEditor
+            original={sides.data.original}
+            modified={sides.data.modified}
+            language={languageFor(file.path)}
+            theme={theme}
+            options={{ readOnly: true, renderSideBySide: true, minimap: { enabled: false }, automaticLayout: true }}
+          />
+        )}
+        {file && !file.binary && sides.data && sides.data.original === null && (
+          <Editor value={file.diff} language="diff" theme={theme} options={{ readOnly: true, minimap: { enabled: false } }} />
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,140 @@
+// xterm.js on the server's PTY socket (`/sockets/pty/{id}`): attach to the agent's own shell
+// (see its commands live and type into it) or open a separate shell (`?mode=shell`). DOM
+// renderer (WebGL janks on WebKitGTK). Frames: first `{"type":"auth"}`, then the server sends
+// output bytes; we send `{"type":"input","data"}` and `{"type":"resize","rows","cols"}`.
+import { FitAddon } from "@xterm/addon-fit";
+import { WebLinksAddon } from "@xterm/addon-web-links";
+import { Terminal } from "@xterm/xterm";
+import "@xterm/xterm/css/xterm.css";
+import { useEffect, useRef, useState } from "react";
+import { socketUrl } from "../../api/client";
+import type { Backend } from "../backends/backendStore";
+
+type Mode = "agent" | "shell";
+type Conn = "connecting" | "open" | "closed" | "unauthorized";
+
+function themeColors(): { background: string; foreground: string; cursor: string } {
+  const s = getComputedStyle(document.documentElement);
+  return {
+    background: s.getPropertyValue("--term-bg").trim() || "#111",
+    foreground: s.getPropertyValue("--term-fg").trim() || "#ddd",
+    cursor: s.getPropertyValue("--accent").trim() || "#6af",
+  };
+}
+
+export function TerminalPane({ backend, conversationId }: { backend: Backend; conversationId: string }) {
+  const [mode, setMode] = useState<Mode>("agent");
+  const [conn, setConn] = useState<Conn>("connecting");
+  const host = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    const el = host.current;
+    if (!el) return;
+    const term = new Terminal({
+      fontFamily: "var(--mono), ui-monospace, monospace",
+      fontSize: 13,
+      cursorBlink: true,
+      scrollback: 5000,
+      theme: themeColors(),
+      allowProposedApi: false,
+    });
+    const fit = new FitAddon();
+    term.loadAddon(fit);
+    term.loadAddon(new WebLinksAddon((_e, uri) => window.open(uri, "_blank", "noopener")));
+    term.open(el);
+    fit.fit();
+
+    // Copy/paste: Ctrl+Shift+C / Ctrl+Shift+V (plain Ctrl+C must reach the shell).
+    term.attachCustomKeyEventHandler((e) => {
+      if (e.type !== "keydown" || !e.ctrlKey || !e.shiftKey) return true;
+      if (e.code === "KeyC") {
+        void navigator.clipboard?.writeText(term.getSelection());
+        return false;
+      }
+      if (e.code === "KeyV") {
+        void navigator.clipboard?.readText().then((t) => term.paste(t));
+        return false;
+      }
+      return true;
+    });
+
+    let ws: WebSocket | null = null;
+    let stopped = false;
+    let retry: ReturnType<typeof setTimeout> | null = null;
+    let attempt = 0;
+    const send = (frame: object) => ws?.readyState === WebSocket.OPEN && ws.send(JSON.stringify(frame));
+
+    const connect = () => {
+      setConn("connecting");
+      const path = `/sockets/pty/${encodeURIComponent(conversationId)}${mode === "shell" ? "?mode=shell" : ""}`;
+      const sock = new WebSocket(socketUrl(backend.baseUrl, path));
+      sock.binaryType = "arraybuffer";
+      ws = sock;
+      sock.onopen = () => {
+        attempt = 0;
+        if (backend.key) sock.send(JSON.stringify({ type: "auth", session_api_key: backend.key }));
+        send({ type: "resize", rows: term.rows, cols: term.cols });
+        setConn("open");
+      };
+      sock.onmessage = (m) => {
+        if (m.data instanceof ArrayBuffer) term.write(new Uint8Array(m.data));
+        else if (typeof m.data === "string") term.write(m.data);
+      };
+      sock.onclose = (ev) => {
+        if (ws !== sock) return;
+        ws = null;
+        if (stopped) return;
+        if (ev.code === 4001) {
+          setConn("unauthorized");
+          return;
+        }
+        setConn("closed");
+        attempt++;
+        retry = setTimeout(connect, Math.min(10_000, 500 * 2 ** attempt));
+      };
+    };
+    connect();
+
+    const onData = term.onData((data) => send({ type: "input", data }));
+    const onResize = term.onResize(({ rows, cols }) => send({ type: "resize", rows, cols }));
+    const ro = new ResizeObserver(() => {
+      try {
+        fit.fit();
+      } catch {
+        // Hidden pane (zero size): nothing to fit.
+      }
+    });
+    ro.observe(el);
+
+    return () => {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      ro.disconnect();
+      onData.dispose();
+      onResize.dispose();
+      ws?.close(1000);
+      term.dispose();
+    };
+  }, [backend.baseUrl, backend.key, conversationId, mode]);
+
+  return (
+    <div className="terminal-pane">
+      <div className="toolbar">
+        <div role="radiogroup" aria-label="Terminal">
+          <button type="button" role="radio" aria-checked={mode === "agent"} className={`tab${mode === "agent" ? " on" : ""}`} onClick={() => setMode("agent")}>
+            Agent's shell
+          </button>
+          <button type="button" role="radio" aria-checked={mode === "shell"} className={`tab${mode === "shell" ? " on" : ""}`} onClick={() => setMode("shell")}>
+            My shell
+          </button>
+        </div>
+        <span className={`conn conn-${conn === "open" ? "ok" : conn === "connecting" ? "warn" : "bad"}`}>
+          <span className="dot" aria-hidden />
+          {conn === "open" ? "attached" : conn === "connecting" ? "connecting…" : conn === "unauthorized" ? "unauthorized" : "disconnected — retrying"}
+        </span>
+        <span className="hint">Ctrl+Shift+C / V to copy / paste</span>
+      </div>
+      <div className="xterm-host" ref={host} data-autofocus tabIndex={-1} onFocus={() => host.current?.querySelector<HTMLElement>("textarea")?.focus()} />
+    </div>
+  );
+}

@@ -1,0 +1,111 @@
+// Every event of the conversation, virtualised (react-virtuoso keeps 10,000+ rows smooth with
+// variable heights) and stuck to the bottom while the person is at the bottom.
+import { useMemo, useRef, useState } from "react";
+import { Virtuoso, type VirtuosoHandle } from "react-virtuoso";
+import type { TimelineState } from "../../store/timeline";
+import { ALL_KINDS, defaultFilter, filterItems, type KindFilter, type TimelineFilter } from "./filter";
+import { ItemView } from "./ItemView";
+
+const KIND_LABEL: Record<KindFilter, string> = {
+  message: "Messages",
+  action: "Actions",
+  error: "Errors",
+  state: "State",
+  other: "Other",
+};
+
+export function TimelineFilters({ filter, onChange }: { filter: TimelineFilter; onChange(f: TimelineFilter): void }) {
+  const toggle = (k: KindFilter) => {
+    const kinds = new Set(filter.kinds);
+    if (kinds.has(k)) kinds.delete(k);
+    else kinds.add(k);
+    onChange({ ...filter, kinds });
+  };
+  return (
+    <div className="toolbar timeline-filters" role="toolbar" aria-label="Timeline filters">
+      {ALL_KINDS.map((k) => (
+        <button
+          key={k}
+          type="button"
+          className={`chip${filter.kinds.has(k) ? " on" : ""}`}
+          aria-pressed={filter.kinds.has(k)}
+          onClick={() => toggle(k)}
+        >
+          {KIND_LABEL[k]}
+        </button>
+      ))}
+      <select
+        aria-label="Source"
+        value={filter.source}
+        onChange={(e) => onChange({ ...filter, source: e.target.value as TimelineFilter["source"] })}
+      >
+        <option value="all">All sources</option>
+        <option value="agent">Agent</option>
+        <option value="user">User</option>
+        <option value="environment">Environment</option>
+      </select>
+      <input
+        type="search"
+        placeholder="Filter text…"
+        aria-label="Filter text"
+        value={filter.text}
+        onChange={(e) => onChange({ ...filter, text: e.target.value })}
+      />
+    </div>
+  );
+}
+
+export function TimelinePane({ state }: { state: TimelineState }) {
+  const [filter, setFilter] = useState<TimelineFilter>(defaultFilter);
+  const items = useMemo(() => filterItems(state.items, filter), [state.items, filter]);
+  const pending = useMemo(
+    () => (state.status === "waiting_for_confirmation" ? new Set(state.openActions) : new Set<string>()),
+    [state.status, state.openActions],
+  );
+  const ref = useRef<VirtuosoHandle>(null);
+  const [atBottom, setAtBottom] = useState(true);
+
+  return (
+    <div className="timeline">
+      <TimelineFilters filter={filter} onChange={setFilter} />
+      <div className="timeline-list" data-autofocus tabIndex={0} aria-label="Timeline">
+        {items.length === 0 ? (
+          <div className="empty">{state.items.length === 0 ? "No events yet." : "No event matches the filters."}</div>
+        ) : (
+          <Virtuoso
+            ref={ref}
+            data={items}
+            computeItemKey={(_, item) => item.id}
+            followOutput={(bottom) => (bottom ? "auto" : false)}
+            atBottomStateChange={setAtBottom}
+            initialTopMostItemIndex={items.length - 1}
+            increaseViewportBy={{ top: 400, bottom: 400 }}
+            itemContent={(_, item) => <ItemView item={item} pending={pending.has(item.id)} />}
+            components={{
+              Footer: () =>
+                state.streaming ? (
+                  <div className="item message from-agent streaming" aria-live="polite">
+                    <div className="item-head">
+                      <span className="who">Agent</span>
+                      <span className="badge running">streaming</span>
+                    </div>
+                    {state.streaming.reasoning && <div className="thinking-body">{state.streaming.reasoning}</div>}
+                    <div className="markdown">{state.streaming.content}</div>
+                  </div>
+                ) : null,
+            }}
+          />
+        )}
+        {!atBottom && items.length > 0 && (
+          <button
+            type="button"
+            className="jump"
+            onClick={() => ref.current?.scrollToIndex({ index: items.length - 1, behavior: "auto" })}
+          >
+            ↓ Latest
+          </button>
+        )}
+      </div>
+    </div>
+  );
+}

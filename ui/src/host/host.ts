@@ -1,0 +1,33 @@
+// What the UI needs from the thing it runs in. Two implementations: the plain browser (served
+// by `tandem serve` at /ui/) and the Tauri desktop host. This folder is the only place that may
+// import `@tauri-apps/*`.
+
+/** A backend the user saved (its session key lives in the keyring, not here). */
+export interface SavedBackend {
+  id: string;
+  name: string;
+  baseUrl: string;
+}
+
+/** The server this UI belongs to: the one that served it, or the desktop's in-process engine. */
+export interface LocalBackend {
+  baseUrl: string;
+  key: string | null;
+}
+
+export interface Host {
+  readonly kind: "browser" | "tauri";
+  /** Shown wherever secrets are entered when the store is not a real keyring. */
+  readonly keyringWarning: string | null;
+  keyringGet(account: string): Promise<string | null>;
+  keyringSet(account: string, secret: string): Promise<void>;
+  keyringDelete(account: string): Promise<void>;
+  /** A native folder picker, or null when there is none (the UI shows a text field). */
+  readonly pickFolder: (() => Promise<string | null>) | null;
+  localBackend(): Promise<LocalBackend | null>;
+  loadBackends(): Promise<SavedBackend[]>;
+  saveBackends(list: SavedBackend[]): Promise<void>;
+  /** Small non-secret preferences (theme, last backend and conversation, layout). */
+  loadPref<T>(name: string): T | null;
+  savePref(name: string, value: unknown): void;
+}

@@ -1,0 +1,31 @@
+// Picks the host once at start-up. Inside Tauri `window.__TAURI_INTERNALS__` exists; the Tauri
+// implementation is imported dynamically so the browser never loads it.
+import { createBrowserHost } from "./browser";
+import type { Host } from "./host";
+
+export type { Host, LocalBackend, SavedBackend } from "./host";
+
+let current: Host | null = null;
+
+export async function initHost(): Promise<Host> {
+  if (current) return current;
+  const w = window as unknown as { __TAURI_INTERNALS__?: unknown };
+  if (w.__TAURI_INTERNALS__) {
+    const { createTauriHost } = await import("./tauri");
+    current = createTauriHost();
+  } else {
+    current = createBrowserHost();
+  }
+  return current;
+}
+
+/** The host chosen by initHost (the app renders only after it resolved). */
+export function host(): Host {
+  if (!current) current = createBrowserHost();
+  return current;
+}
+
+/** Tests swap in a fake. */
+export function setHostForTests(h: Host | null): void {
+  current = h;
+}

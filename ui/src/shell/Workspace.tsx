@@ -1,0 +1,72 @@
+// The panes of one open conversation: timeline (with the approval panel above it) and chat in
+// the middle, editor and terminal on the right.
+import { lazy, Suspense, useCallback, useMemo } from "react";
+import { Group, Panel, Separator } from "react-resizable-panels";
+import { ApprovalPanel } from "../features/approvals/ApprovalPanel";
+import { PolicySwitch } from "../features/approvals/PolicySwitch";
+import { apiFor, type Backend } from "../features/backends/backendStore";
+import { ChatPane } from "../features/chat/ChatPane";
+import { StatusBar } from "../features/chat/StatusBar";
+import { TimelinePane } from "../features/timeline/TimelinePane";
+import { useConversationStream } from "../store/connect";
+import { convKey, useLive, useStreamState, useTimeline } from "../store/live";
+import { pendingApprovals, type TimelineInput } from "../store/timeline";
+import { useGlobalShortcuts } from "./shortcuts";
+
+// Monaco and xterm are big: load them when a conversation is open, not at start-up.
+const EditorPane = lazy(() => import("./EditorPaneLoader"));
+const TerminalPane = lazy(() => import("../features/terminal/TerminalPane").then((m) => ({ default: m.TerminalPane })));
+
+export function Workspace({ backend, conversationId }: { backend: Backend; conversationId: string }) {
+  useConversationStream(backend, conversationId);
+  const key = convKey(backend.id, conversationId);
+  const state = useTimeline(key);
+  const stream = useStreamState(key);
+  const api = apiFor(backend);
+  const pending = useMemo(() => pendingApprovals(state), [state]);
+  const dispatch = useCallback((input: TimelineInput) => useLive.getState().dispatch(key, input), [key]);
+  const approveAll = useCallback(() => {
+    if (pending.length) void api.respondToConfirmation(conversationId, true);
+  }, [api, conversationId, pending.length]);
+  useGlobalShortcuts(pending.length ? approveAll : null);
+
+  return (
+    <Group orientation="horizontal" className="panes">
+      <Panel defaultSize="55%" minSize="25%">
+        <div className="column-pane">
+          <div className="pane-head">
+            <StatusBar state={state} stream={stream} />
+            <PolicySwitch api={api} conversationId={conversationId} policyKind={state.policy} />
+          </div>
+          {pending.length > 0 && <ApprovalPanel api={api} conversationId={conversationId} pending={pending} />}
+          <section className="pane grow" data-pane="timeline" aria-label="Timeline" tabIndex={-1}>
+            <TimelinePane state={state} />
+          </section>
+          <section className="pane" data-pane="chat" aria-label="Chat" tabIndex={-1}>
+            <ChatPane api={api} conversationId={conversationId} state={state} dispatch={dispatch} />
+          </section>
+        </div>
+      </Panel>
+      <Separator className="separator" />
+      <Panel defaultSize="45%" minSize="15%">
+        <Group orientation="vertical">
+          <Panel defaultSize="62%" minSize="10%">
+            <section className="pane fill" data-pane="editor" aria-label="Editor" tabIndex={-1}>
+              <Suspense fallback={<div className="empty">Loading editor…</div>}>
+                <EditorPane api={api} conversationId={conversationId} eventsSeen={state.items.length} />
+              </Suspense>
+            </section>
+          </Panel>
+          <Separator className="separator horizontal" />
+          <Panel defaultSize="38%" minSize="10%">
+            <section className="pane fill" data-pane="terminal" aria-label="Terminal" tabIndex={-1}>
+              <Suspense fallback={<div className="empty">Loading terminal…</div>}>
+                <TerminalPane backend={backend} conversationId={conversationId} />
+              </Suspense>
+            </section>
+          </Panel>
+        </Group>
+      </Panel>
+    </Group>
+  );
+}

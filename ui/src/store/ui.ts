@@ -1,0 +1,44 @@
+// UI-only state: which conversation is open and the person's view preferences.
+import { create } from "zustand";
+import { host } from "../host";
+
+export type Theme = "system" | "dark" | "light";
+
+interface UiStore {
+  conversationId: string | null;
+  theme: Theme;
+  helpOpen: boolean;
+  settingsOpen: boolean;
+  openConversation(id: string | null): void;
+  setTheme(t: Theme): void;
+  setHelp(open: boolean): void;
+  setSettings(open: boolean): void;
+}
+
+export const useUi = create<UiStore>()((set) => ({
+  conversationId: null,
+  theme: "system",
+  helpOpen: false,
+  settingsOpen: false,
+  openConversation(id) {
+    host().savePref("lastConversation", id);
+    set({ conversationId: id });
+  },
+  setTheme(theme) {
+    host().savePref("theme", theme);
+    set({ theme });
+  },
+  setHelp: (helpOpen) => set({ helpOpen }),
+  setSettings: (settingsOpen) => set({ settingsOpen }),
+}));
+
+/** Pane ids for focus shortcuts (Ctrl+1..6) and the help overlay. */
+export const PANES = ["conversations", "timeline", "chat", "editor", "terminal", "approvals"] as const;
+export type PaneId = (typeof PANES)[number];
+
+export function focusPane(id: PaneId): void {
+  const el = document.querySelector<HTMLElement>(`[data-pane="${id}"]`);
+  if (!el) return;
+  const target = el.querySelector<HTMLElement>("[data-autofocus]") ?? el;
+  target.focus();
+}
