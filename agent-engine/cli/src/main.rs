@@ -261,15 +261,19 @@ fn read_state(store: &ConversationStore, id: &str) -> Result<ConversationState> 
         .with_context(|| format!("corrupt conversation state {}", path.display()))
 }
 
-fn latest(store: &ConversationStore) -> Result<Option<String>> {
+/// Conversations, most recently updated first.
+fn by_recent(store: &ConversationStore) -> Vec<tandem_sdk::ConversationMeta> {
     let mut metas = store.list();
-    metas.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
-    Ok(metas.into_iter().next().map(|m| m.id))
+    metas.sort_by_key(|m| std::cmp::Reverse(m.updated_at));
+    metas
+}
+
+fn latest(store: &ConversationStore) -> Result<Option<String>> {
+    Ok(by_recent(store).into_iter().next().map(|m| m.id))
 }
 
 fn list(store: &ConversationStore) -> Result<()> {
-    let mut metas = store.list();
-    metas.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    let metas = by_recent(store);
     if metas.is_empty() {
         println!("no conversations yet; start one with: tandem run \"task\"");
         return Ok(());

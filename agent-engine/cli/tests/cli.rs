@@ -259,7 +259,10 @@ fn a_killed_run_recovers_on_resume() {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let dirs = env.conversation_dirs();
-        if dirs.first().is_some_and(|d| env.events(d).iter().any(|e| e["kind"] == "ActionEvent")) {
+        if dirs
+            .first()
+            .is_some_and(|d| env.events(d).iter().any(|e| e["kind"] == "ActionEvent"))
+        {
             break;
         }
         assert!(Instant::now() < deadline, "the action never started");
