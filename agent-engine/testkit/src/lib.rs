@@ -56,12 +56,16 @@
 //! small pieces, a final chunk with `finish_reason`, a usage chunk when
 //! `stream_options.include_usage` is set) and `data: [DONE]`. `GET /v1/models` lists one model.
 
+mod anthropic;
 mod demo;
 mod invariants;
 mod render;
+mod responses;
 mod script;
 mod server;
 
 pub use demo::demo_responder;
-pub use script::{ErrorReply, RawReply, Reply, Responder, Script, Step, ToolCallSpec, UsageSpec};
-pub use server::{CapturedRequest, ScriptedLlmServer, Source};
+pub use script::{
+    ErrorReply, RawReply, Reply, Responder, Script, Step, ThinkingSpec, ToolCallSpec, UsageSpec,
+};
+pub use server::{CapturedRequest, ScriptedLlmServer, Source, WireProtocol};

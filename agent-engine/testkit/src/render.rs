@@ -1,4 +1,5 @@
-//! Renders scripted replies in the OpenAI Chat Completions wire format: a `chat.completion`
+//! Renders scripted replies in the OpenAI Chat Completions wire format (the other protocols
+//! live in `anthropic` and `responses`): a `chat.completion`
 //! object, or the `chat.completion.chunk` events of a stream.
 
 use serde_json::{Value, json};
@@ -19,6 +20,8 @@ pub(crate) struct RequestShape {
     pub stream: bool,
     /// `stream_options.include_usage: true`.
     pub include_usage: bool,
+    /// Responses `include` asks for `reasoning.encrypted_content`.
+    pub encrypted_reasoning: bool,
 }
 
 impl RequestShape {
@@ -36,6 +39,10 @@ impl RequestShape {
                 .pointer("/stream_options/include_usage")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            encrypted_reasoning: body
+                .get("include")
+                .and_then(Value::as_array)
+                .is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content")),
         }
     }
 }
@@ -184,7 +191,7 @@ impl Rendered {
 
 /// Splits text into small pieces (about 12 bytes, on character boundaries) like a provider's
 /// token stream.
-fn pieces(text: &str) -> Vec<String> {
+pub(crate) fn pieces(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     for c in text.chars() {
@@ -200,7 +207,7 @@ fn pieces(text: &str) -> Vec<String> {
 }
 
 /// Deterministic usage: a token per 4 bytes of request, and of reply text and arguments.
-fn computed_usage(reply: &Reply, shape: &RequestShape) -> UsageSpec {
+pub(crate) fn computed_usage(reply: &Reply, shape: &RequestShape) -> UsageSpec {
     let reply_len = reply.text.as_deref().map_or(0, str::len)
         + reply.reasoning.as_deref().map_or(0, str::len)
         + reply

@@ -148,12 +148,21 @@ impl Step {
 pub struct Reply {
     /// The assistant's text, if any.
     pub text: Option<String>,
-    /// Reasoning text, sent as `reasoning_content` (as DeepSeek, vLLM and LiteLLM do).
+    /// Reasoning text: `reasoning_content` in Chat (as DeepSeek, vLLM and LiteLLM send it), a
+    /// signed `thinking` block in Anthropic Messages (when `thinking` is empty), a reasoning
+    /// item's summary in Responses.
     pub reasoning: Option<String>,
+    /// Anthropic thinking blocks, in order, before the text (ignored by the other protocols).
+    pub thinking: Vec<ThinkingSpec>,
+    /// Responses reasoning item `encrypted_content`; made up from the reasoning when the
+    /// request asks for `reasoning.encrypted_content` and this is absent.
+    pub encrypted_reasoning: Option<String>,
     /// Tool calls, in order.
     pub tool_calls: Vec<ToolCallSpec>,
     /// Token counts; computed from the request and reply sizes when absent.
     pub usage: Option<UsageSpec>,
+    /// Prompt tokens written to the provider cache (Anthropic `cache_creation_input_tokens`).
+    pub cache_write_tokens: u64,
     /// Leave `usage` out of the reply entirely.
     pub no_usage: bool,
     /// `stop` or `tool_calls` by default.
@@ -233,6 +242,40 @@ pub struct UsageSpec {
     pub cached_tokens: u64,
     /// Reasoning tokens (`completion_tokens_details.reasoning_tokens`).
     pub reasoning_tokens: u64,
+}
+
+/// An Anthropic thinking block in a scripted reply: readable (`thinking` with an optional
+/// `signature`, made up when absent) or redacted (`redacted` opaque data).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThinkingSpec {
+    /// The reasoning text.
+    pub thinking: String,
+    /// The signature; `sig_<request>_<position>` when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Opaque data of a `redacted_thinking` block (the block is redacted when set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<String>,
+}
+
+impl ThinkingSpec {
+    /// A readable thinking block with this signature.
+    pub fn signed(thinking: impl Into<String>, signature: impl Into<String>) -> Self {
+        Self {
+            thinking: thinking.into(),
+            signature: Some(signature.into()),
+            redacted: None,
+        }
+    }
+
+    /// A redacted thinking block.
+    pub fn redacted(data: impl Into<String>) -> Self {
+        Self {
+            redacted: Some(data.into()),
+            ..Self::default()
+        }
+    }
 }
 
 /// An error answer.

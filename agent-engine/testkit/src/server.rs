@@ -1,6 +1,7 @@
-//! The scripted LLM server: a real HTTP server on loopback speaking OpenAI Chat Completions,
-//! answering from a [`Script`] or a [`Responder`], capturing every request and checking
-//! invariants on it.
+//! The scripted LLM server: a real HTTP server on loopback speaking OpenAI Chat Completions
+//! (`/v1/chat/completions`), OpenAI Responses (`/v1/responses`) and Anthropic Messages
+//! (`/v1/messages`), answering from one [`Script`] or [`Responder`] whatever the protocol,
+//! capturing every request and checking each protocol's invariants on it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
@@ -21,6 +22,7 @@ use tokio::sync::oneshot;
 use crate::invariants::check_request;
 use crate::render::{Rendered, RequestShape, error_body};
 use crate::script::{ErrorReply, RawReply, Reply, Responder, Script, Step};
+use crate::{anthropic, responses};
 
 /// One request the server received.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +35,40 @@ pub struct CapturedRequest {
     pub headers: BTreeMap<String, String>,
     /// The JSON body; the raw text as a JSON string when it was not JSON.
     pub body: Value,
+}
+
+/// The wire protocol of a request, by path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireProtocol {
+    /// OpenAI Chat Completions (`/v1/chat/completions`).
+    Chat,
+    /// OpenAI Responses (`/v1/responses`).
+    Responses,
+    /// Anthropic Messages (`/v1/messages`).
+    Anthropic,
+}
+
+impl WireProtocol {
+    /// The protocol of a completion request path, `None` for other paths.
+    pub fn of_path(path: &str) -> Option<Self> {
+        if path.ends_with("/chat/completions") {
+            Some(Self::Chat)
+        } else if path.ends_with("/responses") {
+            Some(Self::Responses)
+        } else if path.ends_with("/messages") {
+            Some(Self::Anthropic)
+        } else {
+            None
+        }
+    }
+
+    /// The error body this protocol's servers send.
+    fn error_body(self, status: u16, message: &str, kind: &str) -> Value {
+        match self {
+            Self::Anthropic => anthropic::error_body(message, status),
+            Self::Chat | Self::Responses => error_body(message, kind),
+        }
+    }
 }
 
 /// Where answers come from.
@@ -132,9 +168,28 @@ impl ScriptedLlmServer {
             exhausted: 0,
             violations: Vec::new(),
         }));
+        let chat = post(
+            |state: State<Shared>, method: Method, uri: Uri, headers: HeaderMap, raw: Bytes| {
+                completion(WireProtocol::Chat, state, method, uri, headers, raw)
+            },
+        );
+        let responses = post(
+            |state: State<Shared>, method: Method, uri: Uri, headers: HeaderMap, raw: Bytes| {
+                completion(WireProtocol::Responses, state, method, uri, headers, raw)
+            },
+        );
+        let messages = post(
+            |state: State<Shared>, method: Method, uri: Uri, headers: HeaderMap, raw: Bytes| {
+                completion(WireProtocol::Anthropic, state, method, uri, headers, raw)
+            },
+        );
         let router = Router::new()
-            .route("/v1/chat/completions", post(chat))
-            .route("/chat/completions", post(chat))
+            .route("/v1/chat/completions", chat.clone())
+            .route("/chat/completions", chat)
+            .route("/v1/responses", responses.clone())
+            .route("/responses", responses)
+            .route("/v1/messages", messages.clone())
+            .route("/messages", messages)
             .route("/v1/models", get(models))
             .route("/models", get(models))
             .fallback(unexpected)
@@ -182,12 +237,17 @@ impl ScriptedLlmServer {
         self.addr
     }
 
-    /// Bodies of every chat completion request received, in order.
+    /// The Anthropic base URL, e.g. `http://127.0.0.1:41234` (the client adds `/v1/messages`).
+    pub fn anthropic_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Bodies of every completion request received (any protocol), in order.
     pub fn requests(&self) -> Vec<Value> {
         lock(&self.state)
             .captured
             .iter()
-            .filter(|r| r.path.ends_with("/chat/completions"))
+            .filter(|r| WireProtocol::of_path(&r.path).is_some())
             .map(|r| r.body.clone())
             .collect()
     }
@@ -197,17 +257,17 @@ impl ScriptedLlmServer {
         lock(&self.state).captured.clone()
     }
 
-    /// The last chat completion request body.
+    /// The last completion request body.
     pub fn last_request(&self) -> Option<Value> {
         self.requests().pop()
     }
 
-    /// How many chat completion requests were received.
+    /// How many completion requests were received (any protocol).
     pub fn request_count(&self) -> usize {
         lock(&self.state)
             .captured
             .iter()
-            .filter(|r| r.path.ends_with("/chat/completions"))
+            .filter(|r| WireProtocol::of_path(&r.path).is_some())
             .count()
     }
 
@@ -247,7 +307,7 @@ impl Drop for ScriptedLlmServer {
 
 /// What to answer, decided under the lock.
 enum Decision {
-    Step { step: Step, number: usize },
+    Step { step: Box<Step>, number: usize },
     Canned { text: String, number: usize },
     Exhausted(String),
     NotJson,
@@ -270,7 +330,8 @@ fn capture(method: &Method, uri: &Uri, headers: &HeaderMap, body: Value) -> Capt
     }
 }
 
-async fn chat(
+async fn completion(
+    protocol: WireProtocol,
     State(shared): State<Shared>,
     method: Method,
     uri: Uri,
@@ -290,7 +351,11 @@ async fn chat(
         match &parsed {
             None => Decision::NotJson,
             Some(request) => {
-                let found = check_request(request);
+                let found = match protocol {
+                    WireProtocol::Chat => check_request(request),
+                    WireProtocol::Responses => responses::check_request(request),
+                    WireProtocol::Anthropic => anthropic::check_request(request),
+                };
                 state
                     .violations
                     .extend(found.into_iter().map(|v| format!("request #{number}: {v}")));
@@ -309,7 +374,10 @@ async fn chat(
                     match next {
                         Some(step) => {
                             state.scripted += 1;
-                            Decision::Step { step, number }
+                            Decision::Step {
+                                step: Box::new(step),
+                                number,
+                            }
                         }
                         None => {
                             state.exhausted += 1;
@@ -327,7 +395,8 @@ async fn chat(
     match decision {
         Decision::NotJson => json_response(
             StatusCode::BAD_REQUEST,
-            &error_body(
+            &protocol.error_body(
+                400,
                 "scripted LLM: request body is not JSON",
                 "invalid_request_error",
             ),
@@ -336,22 +405,29 @@ async fn chat(
             eprintln!("{message}");
             json_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                &error_body(&message, "script_exhausted"),
+                &protocol.error_body(500, &message, "script_exhausted"),
             )
         }
-        Decision::Canned { text, number } => reply(&Reply::text(text), &shape, number, false).await,
-        Decision::Step { step, number } => answer(step, &shape, number).await,
+        Decision::Canned { text, number } => {
+            reply(protocol, &Reply::text(text), &shape, number, false).await
+        }
+        Decision::Step { step, number } => answer(protocol, *step, &shape, number).await,
     }
 }
 
-async fn answer(step: Step, shape: &RequestShape, number: usize) -> Response {
+async fn answer(
+    protocol: WireProtocol,
+    step: Step,
+    shape: &RequestShape,
+    number: usize,
+) -> Response {
     match step {
-        Step::Reply(r) => reply(&r, shape, number, false).await,
-        Step::Truncated(r) => reply(&r, shape, number, true).await,
-        Step::Error(e) => error(e).await,
+        Step::Reply(r) => reply(protocol, &r, shape, number, false).await,
+        Step::Truncated(r) => reply(protocol, &r, shape, number, true).await,
+        Step::Error(e) => error(protocol, e).await,
         Step::Garbled { delay_ms } => {
             sleep_ms(delay_ms).await;
-            garbled(shape)
+            garbled(protocol, shape)
         }
         Step::Raw(r) => raw(r).await,
     }
@@ -363,14 +439,40 @@ async fn sleep_ms(ms: u64) {
     }
 }
 
-async fn reply(r: &Reply, shape: &RequestShape, number: usize, truncated: bool) -> Response {
+async fn reply(
+    protocol: WireProtocol,
+    r: &Reply,
+    shape: &RequestShape,
+    number: usize,
+    truncated: bool,
+) -> Response {
     sleep_ms(r.delay_ms).await;
-    let rendered = Rendered::new(r, shape, number);
-    if shape.stream {
-        let events = rendered.chunks(shape.include_usage, truncated);
-        return sse_response(events, r.chunk_delay_ms);
-    }
-    let body = rendered.completion().to_string();
+    let body = match protocol {
+        WireProtocol::Chat => {
+            let rendered = Rendered::new(r, shape, number);
+            if shape.stream {
+                let events = rendered.chunks(shape.include_usage, truncated);
+                let events = events.into_iter().map(|data| (None, data)).collect();
+                return sse_response(events, r.chunk_delay_ms);
+            }
+            rendered.completion()
+        }
+        WireProtocol::Responses => {
+            let rendered = responses::Rendered::new(r, shape, number);
+            if shape.stream {
+                return sse_response(named(rendered.events(truncated)), r.chunk_delay_ms);
+            }
+            rendered.response()
+        }
+        WireProtocol::Anthropic => {
+            let rendered = anthropic::Rendered::new(r, shape, number);
+            if shape.stream {
+                return sse_response(named(rendered.events(truncated)), r.chunk_delay_ms);
+            }
+            rendered.message()
+        }
+    };
+    let body = body.to_string();
     let body = if truncated { cut_in_half(&body) } else { body };
     text_response(StatusCode::OK, "application/json", body)
 }
@@ -383,14 +485,27 @@ fn cut_in_half(text: &str) -> String {
     text[..end].to_owned()
 }
 
-fn sse_response(events: Vec<String>, chunk_delay_ms: u64) -> Response {
-    let stream =
-        futures::stream::iter(events.into_iter().enumerate()).then(move |(i, data)| async move {
+fn named(events: Vec<(String, String)>) -> Vec<(Option<String>, String)> {
+    events
+        .into_iter()
+        .map(|(name, data)| (Some(name), data))
+        .collect()
+}
+
+/// An SSE response of `(event name, data)` pairs.
+fn sse_response(events: Vec<(Option<String>, String)>, chunk_delay_ms: u64) -> Response {
+    let stream = futures::stream::iter(events.into_iter().enumerate()).then(
+        move |(i, (name, data))| async move {
             if i > 0 {
                 sleep_ms(chunk_delay_ms).await;
             }
-            Ok::<_, Infallible>(Bytes::from(format!("data: {data}\n\n")))
-        });
+            let text = match name {
+                Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+                None => format!("data: {data}\n\n"),
+            };
+            Ok::<_, Infallible>(Bytes::from(text))
+        },
+    );
     let mut response = Body::from_stream(stream).into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -401,13 +516,23 @@ fn sse_response(events: Vec<String>, chunk_delay_ms: u64) -> Response {
     response
 }
 
-fn garbled(shape: &RequestShape) -> Response {
+fn garbled(protocol: WireProtocol, shape: &RequestShape) -> Response {
     if shape.stream {
-        let events = vec![
-            r#"{"id":"chatcmpl-garbled","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"#
-                .to_owned(),
-            "[DONE]".to_owned(),
-        ];
+        let events = match protocol {
+            WireProtocol::Chat => vec![
+                (None, r#"{"id":"chatcmpl-garbled","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"#
+                    .to_owned()),
+                (None, "[DONE]".to_owned()),
+            ],
+            WireProtocol::Responses => vec![
+                (Some("response.output_text.delta".to_owned()),
+                    r#"{"type":"response.output_text.delta","delta":"Hel"#.to_owned()),
+            ],
+            WireProtocol::Anthropic => vec![
+                (Some("message_start".to_owned()),
+                    r#"{"type":"message_start","message":{"id":"msg_garbled","#.to_owned()),
+            ],
+        };
         return sse_response(events, 0);
     }
     text_response(
@@ -417,20 +542,24 @@ fn garbled(shape: &RequestShape) -> Response {
     )
 }
 
-async fn error(e: ErrorReply) -> Response {
+async fn error(protocol: WireProtocol, e: ErrorReply) -> Response {
     sleep_ms(e.delay_ms).await;
     let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = match (e.body, e.content_type) {
         (Some(Value::String(text)), Some(content_type)) => {
             text_response(status, &content_type, text)
         }
-        (Some(Value::String(message)), None) => {
-            json_response(status, &error_body(&message, error_kind(status)))
-        }
+        (Some(Value::String(message)), None) => json_response(
+            status,
+            &protocol.error_body(status.as_u16(), &message, error_kind(status)),
+        ),
         (Some(other), _) => json_response(status, &other),
         (None, _) => {
             let message = format!("scripted error {}", status.as_u16());
-            json_response(status, &error_body(&message, error_kind(status)))
+            json_response(
+                status,
+                &protocol.error_body(status.as_u16(), &message, error_kind(status)),
+            )
         }
     };
     if let Some(retry_after) = e.retry_after
