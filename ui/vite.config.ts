@@ -11,17 +11,8 @@ export default defineConfig({
     outDir: "dist",
     emptyOutDir: true,
     chunkSizeWarningLimit: 4096,
-    rollupOptions: {
-      output: {
-        // Monaco and xterm are large and change rarely: separate chunks cache better.
-        manualChunks(id: string) {
-          if (id.includes("monaco-editor")) return "monaco";
-          if (id.includes("@xterm")) return "xterm";
-          if (id.includes("node_modules")) return "vendor";
-          return undefined;
-        },
-      },
-    },
+    // No manual chunks: the editor (Monaco) and terminal (xterm) panes are loaded with dynamic
+    // import(), so the bundler already keeps them out of the start-up chunk.
   },
   worker: { format: "es" },
   server: { port: 5173, strictPort: false },
