@@ -39,6 +39,8 @@ pub struct ConversationOptions {
     pub max_iterations: u32,
     /// Whether stuck loops are stopped.
     pub stuck_detection: bool,
+    /// USD the agent's LLM may spend in this conversation before runs stop.
+    pub max_budget_per_task: Option<f64>,
     /// Initial secrets.
     pub secrets: Vec<(String, SecretSource)>,
     /// Free-form tags.
@@ -57,6 +59,7 @@ impl ConversationOptions {
             confirmation_policy: ConfirmationPolicy::NeverConfirm,
             max_iterations: 500,
             stuck_detection: true,
+            max_budget_per_task: None,
             secrets: Vec::new(),
             tags: BTreeMap::new(),
             meta_extra: Extra::new(),

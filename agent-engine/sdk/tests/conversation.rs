@@ -758,3 +758,41 @@ async fn reopening_replays_state_and_recovers_a_crash() {
     );
     assert_eq!(h.status(), ExecutionStatus::Finished);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_budget_stops_the_run() {
+    let s = Setup::new(vec![
+        Step::tool_call("terminal", json!({"command": "echo 1"})),
+        Step::tool_call("terminal", json!({"command": "echo 2"})),
+    ]);
+    let mut config = LlmConfig::new("openai/scripted");
+    config.base_url = Some(s.server.base_url());
+    config.num_retries = 0;
+    config.input_cost_per_token = Some(0.001);
+    config.output_cost_per_token = Some(0.001);
+    let runtime = Runtime {
+        llm: Arc::new(OpenAiChat::new(config).unwrap()),
+        ..s.runtime()
+    };
+    let mut options = s.options();
+    options.max_budget_per_task = Some(0.01);
+    let h = Conversation::create(&s.store, options, runtime)
+        .await
+        .unwrap();
+    run_to_stop(&h, "spend").await;
+    assert_eq!(h.status(), ExecutionStatus::Error);
+    let Some(Event::ConversationError(e)) = h
+        .events()
+        .into_iter()
+        .rev()
+        .find(|e| matches!(e, Event::ConversationError(_)))
+    else {
+        panic!()
+    };
+    assert_eq!(e.code, "BudgetExceeded");
+    assert!(
+        s.ran.lock().unwrap().is_empty(),
+        "nothing runs once the budget is spent"
+    );
+    assert!(h.state().stats.total_cost() > 0.01);
+}

@@ -107,6 +107,15 @@ impl Conversation {
             tags: options.tags.clone(),
             extra: Extra::new(),
         };
+        let mut state = state;
+        if let Some(budget) = options.max_budget_per_task {
+            let mut metrics = Metrics::new(&state.agent.llm.model);
+            metrics.max_budget_per_task = Some(budget);
+            state
+                .stats
+                .usage_to_metrics
+                .insert(state.agent.llm.usage_id.clone(), metrics);
+        }
         let mut meta = ConversationMeta::new(&id, None, chrono::Utc::now());
         meta.extra = options.meta_extra.clone();
         let (dir, log) = store.create(&state, &meta)?;
@@ -854,6 +863,16 @@ impl Actor {
 
     fn on_llm_response(&mut self, response: LlmResponse) {
         self.record_metrics(&response);
+        if let Some((spent, budget)) = self.over_budget() {
+            // The reply was paid for but is not acted on: the budget is a hard stop.
+            self.conversation_error(
+                "BudgetExceeded",
+                format!("Stopped: the agent's LLM has cost ${spent:.4}, over this conversation's budget of ${budget:.4}. Raise max_budget_per_task to continue."),
+                ErrorClassification { kind: "budget".into(), retryable: false, user_action: "fix_config".into(), error_id: None },
+            );
+            self.end_run(Some(ExecutionStatus::Error));
+            return;
+        }
         let calls = response.message.tool_calls.as_ref().map_or(0, Vec::len);
         if calls == 0 {
             let leaf = self.leaf();
@@ -941,6 +960,16 @@ impl Actor {
         {
             self.end_run(Some(ExecutionStatus::Paused));
         }
+    }
+
+    /// `(spent, budget)` when the agent's LLM has spent more than its budget.
+    fn over_budget(&self) -> Option<(f64, f64)> {
+        let usage_id = &self.llm.config().usage_id;
+        shared_view(&self.shared, |v| {
+            let m = v.state.stats.usage_to_metrics.get(usage_id)?;
+            let budget = m.max_budget_per_task?;
+            (m.accumulated_cost > budget).then_some((m.accumulated_cost, budget))
+        })
     }
 
     fn record_metrics(&mut self, response: &LlmResponse) {
