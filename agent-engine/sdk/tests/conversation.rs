@@ -796,3 +796,118 @@ async fn the_budget_stops_the_run() {
     );
     assert!(h.state().stats.total_cost() > 0.01);
 }
+
+/// A one-route HTTP server on loopback answering `body` to requests carrying `header`.
+fn secret_server(
+    header: &'static str,
+    body: &'static str,
+) -> (String, std::thread::JoinHandle<usize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/secret", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let mut served = 0;
+        listener.set_nonblocking(false).unwrap();
+        for stream in listener.incoming().take(1) {
+            let mut stream = stream.unwrap();
+            let mut buf = [0u8; 4096];
+            let n = stream.read(&mut buf).unwrap();
+            let request = String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase();
+            let (status, reply) = if request.contains(&header.to_ascii_lowercase()) {
+                ("200 OK", body)
+            } else {
+                ("401 Unauthorized", "")
+            };
+            let response = format!(
+                "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+            stream.write_all(response.as_bytes()).unwrap();
+            served += 1;
+        }
+        served
+    });
+    (url, handle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lookup_secrets_are_fetched_once_and_masked() {
+    let (url, server) = secret_server("authorization: bearer lookup-auth", "remote-value-789");
+    let s = Setup::new(vec![
+        Step::tool_call("terminal", json!({"command": "use $REMOTE_TOKEN"})),
+        Step::tool_call("terminal", json!({"command": "again $REMOTE_TOKEN"})),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
+    let mut options = s.options();
+    options.secrets = vec![(
+        "REMOTE_TOKEN".into(),
+        SecretSource::Lookup {
+            url,
+            headers: [("Authorization".to_owned(), "Bearer lookup-auth".to_owned())].into(),
+            description: None,
+        },
+    )];
+    let h = s.start(options).await;
+    run_to_stop(&h, "go").await;
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    assert_eq!(server.join().unwrap(), 1, "looked up once, then cached");
+    let env = s.env_seen.lock().unwrap().clone();
+    assert_eq!(
+        env,
+        [
+            ("REMOTE_TOKEN".into(), "remote-value-789".into()),
+            ("REMOTE_TOKEN".into(), "remote-value-789".into())
+        ]
+    );
+    for e in h.events() {
+        let j = serde_json::to_string(&e).unwrap();
+        assert!(
+            !j.contains("remote-value-789") && !j.contains("lookup-auth"),
+            "{j}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_written_by_the_upstream_server_opens_and_continues() {
+    let s = Setup::new(vec![Step::text("Continuing from the upstream history.")]);
+    let id = "53b0201b238848c28c0912bd065f719e";
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/upstream/conversations")
+        .join(id);
+    copy_dir(&fixture, &s.store.root().join(id));
+    let (h, warnings) = Conversation::open(&s.store, id, s.runtime()).await.unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(h.events().len(), 40);
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    run_to_stop(&h, "one more thing").await;
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    assert_eq!(
+        h.events().len(),
+        40 + 7,
+        "finished→idle, message, last_user_message_id, running, stats, reply, finished"
+    );
+    // The upstream history reached the model, condensation applied.
+    let request = s.server.requests()[0].to_string();
+    assert!(
+        request.contains("Summary: the user asked for a series of echo commands"),
+        "{request}"
+    );
+    assert!(
+        s.server.violations().is_empty(),
+        "{:?}",
+        s.server.violations()
+    );
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
