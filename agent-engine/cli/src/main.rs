@@ -44,6 +44,9 @@ enum Cmd {
         /// Steps per run before the agent stops.
         #[arg(long, default_value_t = 500)]
         max_iterations: u32,
+        /// Stop once the agent's LLM has cost this many US dollars.
+        #[arg(long, value_name = "USD")]
+        max_budget: Option<f64>,
         #[command(flatten)]
         llm: LlmFlags,
     },
@@ -112,6 +115,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             workspace,
             confirm,
             max_iterations,
+            max_budget,
             llm,
         } => {
             if task.trim().is_empty() {
@@ -138,6 +142,12 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 ConversationOptions::new(AgentSpec::default_for(config), workspace.clone());
             options.confirmation_policy = policy;
             options.max_iterations = max_iterations;
+            if let Some(b) = max_budget {
+                if !(b.is_finite() && b > 0.0) {
+                    bail!("invalid --max-budget {b}: expected a positive number of US dollars");
+                }
+                options.max_budget_per_task = Some(b);
+            }
             warn_local(&workspace, demo.is_some());
             let handle = Conversation::create(&store, options, runtime_for(llm_client)).await?;
             eprintln!("· conversation {}", handle.id());
