@@ -39,3 +39,19 @@ if ! "$TANDEM_PY_VENV/bin/python" -c 'import openai, anthropic, sys; sys.exit(0 
   "$TANDEM_PY_VENV/bin/pip" install -q --disable-pip-version-check "${PY_SDKS[@]}"
 fi
 # --- end Python SDKs ---
+
+# --- UI (ui/, npm workspaces): node modules ---
+# `npm ci` when node_modules is missing or older than package-lock.json (the lock changed).
+# Needs node >= 20.19 and npm (Debian's nodejs 18 is too old for Vite 8).
+(
+  cd "$(dirname "$0")/.."
+  if ! command -v npm >/dev/null; then
+    echo "error: npm is not installed; the UI needs node >= 20.19 with npm" >&2
+    exit 1
+  fi
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    echo "== npm ci (ui)"
+    npm ci --no-audit --no-fund
+  fi
+)
+# --- end UI ---

@@ -18,3 +18,6 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --workspace --locked --no-fail-fast
 fi
+
+echo "== UI: typecheck, unit tests, generated API types up to date"
+npm run -w ui typecheck && npm run -w ui test && npm run -w ui check:api

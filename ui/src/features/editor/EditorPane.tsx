@@ -82,7 +82,9 @@ function FilesView({ api, conversationId, tree, treeError }: { api: Api; convers
       setOpen({ path, file, text: file.content ?? "", dirty: false, readOnlyReason: reason });
     } catch (e) {
       setOpen(null);
-      setError(e instanceof ApiError && e.kind === "too_large" ? `${path} is too large to open in the editor. ${e.detail ?? ""}` : messageOf(e));
+      // The server refuses files it will not send (413, or 422 "over 10 MB"): say why.
+      const refused = e instanceof ApiError && (e.kind === "too_large" || e.kind === "invalid");
+      setError(refused ? `${path} cannot be opened in the editor: ${e.detail ?? e.message}` : messageOf(e));
     }
   }
 

@@ -11,6 +11,19 @@ import { socketUrl } from "../../api/client";
 import type { Backend } from "../backends/backendStore";
 
 type Mode = "agent" | "shell";
+
+/** Text frames are either output or `{"type":"error","detail"}` from the server: show errors in red. */
+function textFrame(data: string): string {
+  if (data.startsWith("{")) {
+    try {
+      const f = JSON.parse(data) as { type?: unknown; detail?: unknown };
+      if (f.type === "error") return `\r\n\x1b[31m[terminal] ${String(f.detail ?? "error")}\x1b[0m\r\n`;
+    } catch {
+      // Not JSON: plain output that starts with a brace.
+    }
+  }
+  return data;
+}
 type Conn = "connecting" | "open" | "closed" | "unauthorized";
 
 function themeColors(): { background: string; foreground: string; cursor: string } {
@@ -78,7 +91,7 @@ export function TerminalPane({ backend, conversationId }: { backend: Backend; co
       };
       sock.onmessage = (m) => {
         if (m.data instanceof ArrayBuffer) term.write(new Uint8Array(m.data));
-        else if (typeof m.data === "string") term.write(m.data);
+        else if (typeof m.data === "string") term.write(textFrame(m.data));
       };
       sock.onclose = (ev) => {
         if (ws !== sock) return;
