@@ -30,3 +30,13 @@ for (const [k, e] of [...byKind].sort((a, b) => b[1].raw - a[1].raw)) {
   console.log(`  ${k.padEnd(8)} ${String(e.n).padStart(3)} files  ${kb(e.raw).padStart(12)}  gzip ${kb(e.gz).padStart(11)}`);
 }
 console.log(`  total    ${String(files.length).padStart(3)} files  ${kb(raw).padStart(12)}  gzip ${kb(gz).padStart(11)}`);
+
+// What a cold start downloads: the entry script and stylesheet index.html names (Monaco, xterm
+// and the workers load on demand when a conversation opens).
+const html = readFileSync(join(dist, "index.html"), "utf8");
+let startRaw = 0, startGz = 0;
+for (const m of html.matchAll(/(?:src|href)="\.\/([^"]+\.(?:js|css))"/g)) {
+  const buf = readFileSync(join(dist, m[1]));
+  startRaw += buf.length; startGz += gzipSync(buf).length;
+}
+console.log(`  start-up (index.html's entry script + css): ${kb(startRaw)}, gzip ${kb(startGz)}`);
