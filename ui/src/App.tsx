@@ -6,12 +6,14 @@ import { ConversationsPane } from "./features/conversations/ConversationsPane";
 import { SettingsDialog } from "./features/settings/SettingsDialog";
 import { host } from "./host";
 import { HelpOverlay } from "./shell/HelpOverlay";
+import { useGlobalShortcuts } from "./shell/shortcuts";
 import { useThemeEffect } from "./shell/theme";
 import { Workspace } from "./shell/Workspace";
 import { useUi, type Theme } from "./store/ui";
 
 export function App() {
   useThemeEffect();
+  useGlobalShortcuts();
   const backend = useActiveBackend();
   const loaded = useBackends((s) => s.loaded);
   const conversationId = useUi((s) => s.conversationId);

@@ -1,6 +1,6 @@
 // The panes of one open conversation: timeline (with the approval panel above it) and chat in
 // the middle, editor and terminal on the right.
-import { lazy, Suspense, useCallback, useMemo } from "react";
+import { lazy, Suspense, useCallback, useEffect, useMemo } from "react";
 import { Group, Panel, Separator } from "react-resizable-panels";
 import { ApprovalPanel } from "../features/approvals/ApprovalPanel";
 import { PolicySwitch } from "../features/approvals/PolicySwitch";
@@ -11,7 +11,7 @@ import { TimelinePane } from "../features/timeline/TimelinePane";
 import { useConversationStream } from "../store/connect";
 import { convKey, useLive, useStreamState, useTimeline } from "../store/live";
 import { pendingApprovals, type TimelineInput } from "../store/timeline";
-import { useGlobalShortcuts } from "./shortcuts";
+import { setApproveHandler } from "./shortcuts";
 
 // Monaco and xterm are big: load them when a conversation is open, not at start-up.
 const EditorPane = lazy(() => import("./EditorPaneLoader"));
@@ -28,7 +28,10 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
   const approveAll = useCallback(() => {
     if (pending.length) void api.respondToConfirmation(conversationId, true);
   }, [api, conversationId, pending.length]);
-  useGlobalShortcuts(pending.length ? approveAll : null);
+  useEffect(() => {
+    setApproveHandler(pending.length ? approveAll : null);
+    return () => setApproveHandler(null);
+  }, [approveAll, pending.length]);
 
   return (
     <Group orientation="horizontal" className="panes">

@@ -22,7 +22,14 @@ function typing(t: EventTarget | null): boolean {
   return el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable || Boolean(el.closest(".monaco-editor, .xterm"));
 }
 
-export function useGlobalShortcuts(approve: (() => void) | null): void {
+/** The open conversation's "approve pending actions", or null (set by the Workspace). */
+let approveHandler: (() => void) | null = null;
+export function setApproveHandler(f: (() => void) | null): void {
+  approveHandler = f;
+}
+
+/** Installed once by the App, so help and pane focus work even with no conversation open. */
+export function useGlobalShortcuts(): void {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const ui = useUi.getState();
@@ -39,7 +46,7 @@ export function useGlobalShortcuts(approve: (() => void) | null): void {
       }
       if (e.altKey && !e.ctrlKey && e.code === "KeyA") {
         e.preventDefault();
-        if (e.shiftKey) approve?.();
+        if (e.shiftKey) approveHandler?.();
         else focusPane("approvals");
         return;
       }
@@ -55,5 +62,5 @@ export function useGlobalShortcuts(approve: (() => void) | null): void {
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [approve]);
+  }, []);
 }
