@@ -133,7 +133,7 @@ fn hint_resume(handle: &ConversationHandle) {
     eprintln!("· stopped; continue with: tandem resume {}", handle.id());
 }
 
-fn print_event(event: &Event) {
+pub(crate) fn print_event(event: &Event) {
     if let Some(line) = render::line(event) {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{line}");
@@ -141,14 +141,16 @@ fn print_event(event: &Event) {
     }
 }
 
-enum Decision {
+/// The person's answer to an approval prompt.
+pub(crate) enum Decision {
     Approve,
     ApproveAll,
     Reject(String),
     Quit,
 }
 
-async fn ask_approval() -> Result<Decision> {
+/// Asks on the terminal whether the held action may run.
+pub(crate) async fn ask_approval() -> Result<Decision> {
     loop {
         let answer = prompt("Approve? [y]es / [n]o / [a]lways (stop asking) / [q]uit: ").await?;
         match answer.trim().to_ascii_lowercase().as_str() {

@@ -6,7 +6,9 @@
 //! (default `~/.tandem`), in the OpenHands agent-server layout.
 
 mod drive;
+mod remote;
 mod render;
+mod serve;
 mod settings;
 
 use std::path::PathBuf;
@@ -49,6 +51,8 @@ enum Cmd {
         max_budget: Option<f64>,
         #[command(flatten)]
         llm: LlmFlags,
+        #[command(flatten)]
+        remote: remote::RemoteFlags,
     },
     /// Continue a conversation (after a stop, an approval wait or a crash).
     Resume {
@@ -65,9 +69,13 @@ enum Cmd {
         confirm: Option<String>,
         #[command(flatten)]
         llm: LlmFlags,
+        #[command(flatten)]
+        remote: remote::RemoteFlags,
     },
     /// List conversations: id, status, title, cost.
     Conversations,
+    /// Run the agent server (OpenHands-compatible API, PTY and workspace endpoints, OpenAI gateway).
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -117,7 +125,15 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             max_iterations,
             max_budget,
             llm,
+            remote,
         } => {
+            if let Some(url) = remote.server.clone() {
+                if max_budget.is_some() {
+                    bail!("--max-budget applies to local runs; the agent server sets its own limits");
+                }
+                let req = remote::RunRequest { task, workspace, confirm, max_iterations, llm: &llm };
+                return remote::run(&remote, &url, req, &settings).await;
+            }
             if task.trim().is_empty() {
                 bail!("the task is empty: say what the agent should do");
             }
@@ -162,7 +178,12 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             message,
             confirm,
             llm,
+            remote,
         } => {
+            if let Some(url) = remote.server.clone() {
+                let _ = llm;
+                return remote::resume(&remote, &url, id, last, message, confirm).await;
+            }
             let id = match (id, last) {
                 (Some(id), _) => id,
                 (None, true) => latest(&store)?.context("no conversations yet")?,
@@ -192,6 +213,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             drop(demo);
             Ok(outcome.code())
         }
+        Cmd::Serve(args) => serve::serve(args, &home, &settings).await,
         Cmd::Conversations => {
             list(&store)?;
             Ok(0)

@@ -171,13 +171,12 @@ pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Resul
     let mut interrupted = false;
     loop {
         let mut status = conv.status();
-        if start {
-            start = false;
-            if let Some(m) = message.take() {
-                if let Err(e) = conv.send_message(m, false).await {
-                    eprintln!("error: {e}");
-                    return Ok(Outcome::Failed);
-                }
+        if std::mem::take(&mut start) {
+            if let Some(m) = message.take()
+                && let Err(e) = conv.send_message(m, false).await
+            {
+                eprintln!("error: {e}");
+                return Ok(Outcome::Failed);
             }
             let before = conv.live().borrow().clone();
             if let Err(e) = conv.start_run().await {

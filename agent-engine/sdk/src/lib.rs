@@ -13,6 +13,7 @@ mod context;
 mod conversation;
 mod error;
 mod persistence;
+pub mod remote;
 mod secrets;
 mod security;
 mod stuck;
@@ -28,6 +29,7 @@ pub use conversation::{
     Runtime,
 };
 pub use error::{Result, SdkError};
+pub use remote::{RemoteConversation, RemoteConversationOptions, RemoteError, RemoteWorkspace};
 pub use persistence::{
     ConversationMeta, ConversationStore, EventLog, LoadedLog, atomic_write, unmatched_actions,
 };
