@@ -7,9 +7,14 @@
 //!
 //! Depends on `tandem-protocol` only; knows nothing of conversations, tools or servers.
 
+pub mod completion_log;
 mod error;
 mod openai;
+pub mod prices;
+pub mod prompt_tools;
 mod retry;
+pub mod router;
+pub mod tokens;
 
 use std::time::Duration;
 
@@ -20,6 +25,9 @@ use tokio_util::sync::CancellationToken;
 pub use error::{LlmError, Result};
 pub use openai::OpenAiChat;
 pub use retry::RetryPolicy;
+pub use completion_log::LoggingLlm;
+pub use prompt_tools::PromptToolCalling;
+pub use router::{FallbackRouter, MultimodalRouter, RandomRouter, RoundRobinRouter};
 
 /// One completion request.
 #[derive(Debug, Clone, Default)]

@@ -192,7 +192,9 @@ impl OpenAiChat {
             }
             assembled
         };
-        Ok(assembled.into_response(&self.config, started.elapsed()))
+        let mut response = assembled.into_response(&self.config, started.elapsed());
+        crate::prices::apply_to_response(&self.config, &mut response);
+        Ok(response)
     }
 }
 

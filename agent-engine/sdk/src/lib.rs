@@ -9,6 +9,7 @@
 //! Depends on `tandem-protocol` and `tandem-llm`; knows nothing of HTTP servers or Tauri.
 
 mod agent;
+pub mod condenser;
 mod context;
 mod conversation;
 mod error;
@@ -17,6 +18,7 @@ pub mod remote;
 mod secrets;
 mod security;
 mod stuck;
+pub mod title;
 mod tool;
 
 pub use context::{
@@ -24,6 +26,8 @@ pub use context::{
     render_system_prompt,
 };
 pub use agent::{llm_view, tool_schemas};
+pub use condenser::LlmSummarizingCondenser;
+pub use title::generate_title;
 pub use conversation::{
     Command, Conversation, ConversationHandle, ConversationOptions, ConversationView, RunState,
     Runtime,
