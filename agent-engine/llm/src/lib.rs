@@ -7,11 +7,14 @@
 //!
 //! Depends on `tandem-protocol` only; knows nothing of conversations, tools or servers.
 
+mod anthropic;
 pub mod completion_log;
 mod error;
 mod openai;
 pub mod prices;
 pub mod prompt_tools;
+pub mod provider;
+mod responses;
 mod retry;
 pub mod router;
 pub mod tokens;
@@ -25,6 +28,9 @@ use tokio_util::sync::CancellationToken;
 pub use error::{LlmError, Result};
 pub use openai::OpenAiChat;
 pub use retry::RetryPolicy;
+pub use anthropic::{ANTHROPIC_VERSION, AnthropicMessages, default_max_tokens, supports_thinking};
+pub use provider::{Protocol, Route, WireOptions, client_for};
+pub use responses::OpenAiResponses;
 pub use completion_log::LoggingLlm;
 pub use prompt_tools::PromptToolCalling;
 pub use router::{FallbackRouter, MultimodalRouter, RandomRouter, RoundRobinRouter};

@@ -7,10 +7,10 @@
 //! lenient reply types in `reply`, stream assembly in `stream`, and the mapping of HTTP
 //! failures to [`LlmError`] in `http_error`.
 
-mod http_error;
-mod reply;
+pub(crate) mod http_error;
+pub(crate) mod reply;
 mod request;
-mod stream;
+pub(crate) mod stream;
 
 use std::time::{Duration, Instant};
 
@@ -65,20 +65,8 @@ impl OpenAiChat {
         if config.model.trim().is_empty() {
             return Err(LlmError::Config("the model name is empty".into()));
         }
-        let base = match config
-            .base_url
-            .as_deref()
-            .map(str::trim)
-            .filter(|b| !b.is_empty())
-        {
-            Some(base) => base.to_owned(),
-            None => request::default_base_url(&config.model)
-                .ok_or_else(|| {
-                    LlmError::Config(format!("model `{}` needs a base_url", config.model))
-                })?
-                .to_owned(),
-        };
-        let endpoint = format!("{}/chat/completions", base.trim_end_matches('/'));
+        let base = crate::provider::base_url(&config, &crate::provider::route(&config))?;
+        let endpoint = format!("{base}/chat/completions");
         let endpoint = Url::parse(&endpoint)
             .map_err(|e| LlmError::Config(format!("bad base_url `{base}`: {e}")))?;
         if !matches!(endpoint.scheme(), "http" | "https") {

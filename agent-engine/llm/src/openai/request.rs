@@ -5,55 +5,18 @@ use serde_json::{Map, Value, json};
 use tandem_protocol::{Content, LlmConfig, Message, Role};
 
 use crate::LlmRequest;
-
-/// Routing prefixes of OpenAI-compatible providers (LiteLLM names) that the server does not
-/// expect in `model`: `openai/gpt-5` is sent as `gpt-5`, `openrouter/a/b` as `a/b`.
-const KNOWN_PROVIDERS: [&str; 11] = [
-    "openai",
-    "litellm_proxy",
-    "ollama",
-    "ollama_chat",
-    "deepseek",
-    "openrouter",
-    "hosted_vllm",
-    "lm_studio",
-    "groq",
-    "together_ai",
-    "xai",
-];
-
-/// The `model` the server expects for a `provider/model` name: the first segment is dropped for
-/// known providers, anything else is sent as it is.
-pub(crate) fn wire_model(model: &str) -> &str {
-    match model.split_once('/') {
-        Some((provider, rest)) if KNOWN_PROVIDERS.contains(&provider) && !rest.is_empty() => rest,
-        _ => model,
-    }
-}
-
-/// The base URL used when the configuration has none, by provider prefix.
-pub(crate) fn default_base_url(model: &str) -> Option<&'static str> {
-    match model.split_once('/').map(|(provider, _)| provider) {
-        Some("ollama" | "ollama_chat") => Some("http://localhost:11434/v1"),
-        Some("deepseek") => Some("https://api.deepseek.com/v1"),
-        Some("openrouter") => Some("https://openrouter.ai/api/v1"),
-        Some("groq") => Some("https://api.groq.com/openai/v1"),
-        Some("together_ai") => Some("https://api.together.xyz/v1"),
-        Some("xai") => Some("https://api.x.ai/v1"),
-        Some("lm_studio") => Some("http://localhost:1234/v1"),
-        // A proxy or self-hosted server has no public address to guess.
-        Some("litellm_proxy" | "hosted_vllm") => None,
-        _ => Some("https://api.openai.com/v1"),
-    }
-}
+use crate::provider::WireOptions;
+use crate::provider::options::{finish_body, prepare_messages};
 
 /// The JSON body for `request` under `config`.
 pub(crate) fn body(config: &LlmConfig, request: &LlmRequest, stream: bool) -> Value {
+    let options = WireOptions::of(config);
+    let messages = prepare_messages(config, &options, &request.messages);
     let mut body = Map::new();
-    body.insert("model".into(), json!(wire_model(&config.model)));
+    body.insert("model".into(), json!(crate::provider::wire_model(config)));
     body.insert(
         "messages".into(),
-        Value::Array(request.messages.iter().map(message).collect()),
+        Value::Array(messages.iter().map(message).collect()),
     );
     if !request.tools.is_empty() {
         body.insert("tools".into(), Value::Array(request.tools.clone()));
@@ -78,10 +41,12 @@ pub(crate) fn body(config: &LlmConfig, request: &LlmRequest, stream: bool) -> Va
         "reasoning_effort",
         config.reasoning_effort.as_ref().map(|e| json!(e)),
     );
+    set("top_k", options.top_k.map(|k| json!(k)));
     if stream {
         set("stream", Some(json!(true)));
         set("stream_options", Some(json!({"include_usage": true})));
     }
+    finish_body(&options, &mut body, &[]);
     Value::Object(body)
 }
 
@@ -148,17 +113,6 @@ mod tests {
     use tandem_protocol::{ImageContent, MessageToolCall};
 
     use super::*;
-
-    #[test]
-    fn model_prefixes() {
-        assert_eq!(wire_model("openai/fake"), "fake");
-        assert_eq!(wire_model("litellm_proxy/x"), "x");
-        assert_eq!(wire_model("openrouter/a/b"), "a/b");
-        assert_eq!(wire_model("deepseek/deepseek-chat"), "deepseek-chat");
-        assert_eq!(wire_model("gpt-5"), "gpt-5");
-        assert_eq!(wire_model("anthropic/claude"), "anthropic/claude");
-        assert_eq!(wire_model("openai/"), "openai/");
-    }
 
     #[test]
     fn messages_in_openai_shape() {
