@@ -163,7 +163,10 @@ impl AnthropicMessages {
                 assembled
             }
         };
-        Ok(assembled.into_response(&self.config, started.elapsed(), "completion"))
+        let mut response = assembled.into_response(&self.config, started.elapsed(), "completion");
+        // Cost and context window from the price table, as the Chat client fills them in.
+        crate::prices::apply_to_response(&self.config, &mut response);
+        Ok(response)
     }
 }
 

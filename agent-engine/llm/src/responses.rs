@@ -153,7 +153,10 @@ impl OpenAiResponses {
                 assembled
             }
         };
-        Ok(assembled.into_response(&self.config, started.elapsed(), "responses"))
+        let mut response = assembled.into_response(&self.config, started.elapsed(), "responses");
+        // Cost and context window from the price table, as the Chat client fills them in.
+        crate::prices::apply_to_response(&self.config, &mut response);
+        Ok(response)
     }
 }
 
