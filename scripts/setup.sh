@@ -40,6 +40,41 @@ if ! "$TANDEM_PY_VENV/bin/python" -c 'import openai, anthropic, sys; sys.exit(0 
 fi
 # --- end Python SDKs ---
 
+# --- OpenHands compatibility peers (tandem-e2e compat tests and server benchmarks) ---
+# The official OpenHands client and the upstream agent server 1.58.2 from PyPI, plus the openai
+# client, in a Python 3.12 venv (every 1.x release needs Python >= 3.12; pyenv has 3.12.1).
+# Installed as in ../shared/openhands/anchor-numbers.md: uv with certifi overridden to the newest
+# release on the registry (agent-server pins a newer one). The upstream terminal needs tmux.
+TANDEM_OH_VENV="${TANDEM_OH_VENV:-$HOME/.cache/tandem/oh-venv}"
+OH_PKGS=(openhands-agent-server==1.58.2 openhands-sdk==1.58.2 openhands-tools==1.58.2
+  openhands-workspace==1.58.2 openai==2.54.0)
+if ! command -v tmux >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "== apt-get install tmux"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq tmux
+fi
+if ! "$TANDEM_OH_VENV/bin/python" -c 'import sys; from importlib.metadata import version as v; sys.exit(0 if (v("openhands-sdk"), v("openhands-agent-server"), v("openai")) == ("1.58.2", "1.58.2", "2.54.0") else 1)' 2>/dev/null; then
+  PY312=""
+  for c in "${TANDEM_PY312:-}" "$(command -v pyenv >/dev/null && echo "$(pyenv root)/versions/3.12.1/bin/python3")" "$(command -v python3.12 || true)"; do
+    if [ -n "$c" ] && [ -x "$c" ]; then PY312="$c"; break; fi
+  done
+  if [ -z "$PY312" ]; then
+    echo "error: the OpenHands compatibility venv needs Python 3.12 (set TANDEM_PY312 to its python3)" >&2
+    exit 1
+  fi
+  echo "== python venv $TANDEM_OH_VENV: ${OH_PKGS[*]}"
+  mkdir -p "$(dirname "$TANDEM_OH_VENV")"
+  [ -x "$TANDEM_OH_VENV/bin/python" ] || "$PY312" -m venv "$TANDEM_OH_VENV"
+  "$TANDEM_OH_VENV/bin/pip" install -q --disable-pip-version-check uv
+  overrides="$(mktemp)"
+  echo 'certifi>=2026.10.18' > "$overrides"
+  "$TANDEM_OH_VENV/bin/uv" pip install -q --python "$TANDEM_OH_VENV/bin/python" --override "$overrides" "${OH_PKGS[@]}"
+  rm -f "$overrides"
+fi
+# --- end OpenHands compatibility peers ---
+
 # --- UI (ui/, npm workspaces): node modules ---
 # `npm ci` when node_modules is missing or older than package-lock.json (the lock changed).
 # Needs node >= 20.19 and npm (Debian's nodejs 18 is too old for Vite 8).

@@ -19,14 +19,19 @@ pub const KEY: &str = "e2e-key";
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".."))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(".."))
 }
 
 /// The `tandem` binary of the profile this test or bench was built with: `TANDEM_BIN` if set,
 /// else built once with `cargo build -p tandem-cli` into this target directory.
 pub fn tandem_bin() -> Result<PathBuf> {
     static BIN: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
-    BIN.get_or_init(|| build_tandem().map_err(|e| format!("{e:#}"))).clone().map_err(anyhow::Error::msg)
+    BIN.get_or_init(|| build_tandem().map_err(|e| format!("{e:#}")))
+        .clone()
+        .map_err(anyhow::Error::msg)
 }
 
 fn build_tandem() -> Result<PathBuf> {
@@ -35,13 +40,24 @@ fn build_tandem() -> Result<PathBuf> {
     }
     // <target>/<profile>/deps/<this exe>
     let exe = std::env::current_exe().context("current exe")?;
-    let profile_dir = exe.parent().and_then(Path::parent).context("exe has no profile dir")?;
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .context("exe has no profile dir")?;
     let target_dir = profile_dir.parent().context("exe has no target dir")?;
     let release = profile_dir.file_name().is_some_and(|n| n == "release");
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(["build", "-q", "-p", "tandem-cli", "--bin", "tandem", "--target-dir"])
-        .arg(target_dir)
-        .current_dir(repo_root());
+    cmd.args([
+        "build",
+        "-q",
+        "-p",
+        "tandem-cli",
+        "--bin",
+        "tandem",
+        "--target-dir",
+    ])
+    .arg(target_dir)
+    .current_dir(repo_root());
     if release {
         cmd.arg("--release");
     }
@@ -76,7 +92,9 @@ pub fn oh_venv() -> Result<PathBuf> {
 }
 
 fn dirs_home() -> PathBuf {
-    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/root"))
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"))
 }
 
 /// A free loopback port (bound, then released).
@@ -98,7 +116,10 @@ impl Child {
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
         let child = cmd.spawn().with_context(|| format!("spawning {name}"))?;
-        Ok(Self { child, name: name.to_owned() })
+        Ok(Self {
+            child,
+            name: name.to_owned(),
+        })
     }
 
     /// The process id.
@@ -146,8 +167,12 @@ impl Drop for Child {
 
 /// CPU seconds of `pid` from `/proc/<pid>/stat` (utime + stime).
 pub fn cpu_seconds(pid: u32) -> f64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
-    let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else { return 0.0 };
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+        return 0.0;
+    };
     let f: Vec<&str> = after.split_whitespace().collect();
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     // Fields after the name start at state (3rd field overall): utime is 14th → index 11.
@@ -157,7 +182,9 @@ pub fn cpu_seconds(pid: u32) -> f64 {
 
 /// VmRSS of `pid` in MB.
 pub fn rss_mb(pid: u32) -> f64 {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return 0.0 };
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return 0.0;
+    };
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -167,7 +194,12 @@ pub fn rss_mb(pid: u32) -> f64 {
 }
 
 /// Polls `url` until it answers 200, up to `limit`. Returns the time it took.
-pub fn wait_healthy(url: &str, limit: Duration, child: &mut Child, every: Duration) -> Result<Duration> {
+pub fn wait_healthy(
+    url: &str,
+    limit: Duration,
+    child: &mut Child,
+    every: Duration,
+) -> Result<Duration> {
     let start = Instant::now();
     let client = probe::blocking_client();
     loop {
@@ -209,14 +241,23 @@ mod probe {
     impl Req {
         pub fn send(&self) -> std::io::Result<Resp> {
             let rest = self.0.strip_prefix("http://").unwrap_or(&self.0);
-            let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
+            let (host, path) = rest
+                .split_once('/')
+                .map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
             let mut s = TcpStream::connect(host)?;
             s.set_read_timeout(Some(Duration::from_secs(5)))?;
-            write!(s, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")?;
+            write!(
+                s,
+                "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+            )?;
             let mut buf = [0u8; 64];
             let n = s.read(&mut buf)?;
             let head = String::from_utf8_lossy(&buf[..n]);
-            let code = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+            let code = head
+                .split_whitespace()
+                .nth(1)
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
             Ok(Resp(code))
         }
     }
@@ -256,7 +297,12 @@ impl TandemServer {
     }
 
     /// The same on a given port, polling `/health` every `every`.
-    pub fn start_on(home: &Path, env: &[(&str, String)], port: u16, every: Duration) -> Result<Self> {
+    pub fn start_on(
+        home: &Path,
+        env: &[(&str, String)],
+        port: u16,
+        every: Duration,
+    ) -> Result<Self> {
         let bin = tandem_bin()?;
         std::fs::create_dir_all(home)?;
         let mut cmd = Command::new(bin);
@@ -274,8 +320,18 @@ impl TandemServer {
         }
         let mut child = Child::spawn("tandem serve", cmd)?;
         let url = format!("http://127.0.0.1:{port}");
-        let startup = wait_healthy(&format!("{url}/health"), Duration::from_secs(30), &mut child, every)?;
-        Ok(Self { child, url, home: home.to_owned(), startup })
+        let startup = wait_healthy(
+            &format!("{url}/health"),
+            Duration::from_secs(30),
+            &mut child,
+            every,
+        )?;
+        Ok(Self {
+            child,
+            url,
+            home: home.to_owned(),
+            startup,
+        })
     }
 }
 
@@ -301,29 +357,55 @@ impl UpstreamServer {
             std::fs::create_dir_all(run_dir.join(d))?;
         }
         let mut cmd = Command::new(venv.join("bin/python"));
-        cmd.args(["-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", &port.to_string()])
-            .current_dir(run_dir)
-            .env("OH_CONVERSATIONS_PATH", run_dir.join("conversations"))
-            .env("OH_WORKSPACE_PATH", run_dir.join("project"))
-            .env("OH_BASH_EVENTS_DIR", run_dir.join("bash_events"))
-            .env("OH_ENABLE_VSCODE", "false")
-            .env("OH_ENABLE_BROWSER", "false")
-            .env("OH_SESSION_API_KEYS_0", KEY)
-            .env("OH_SECRET_KEY", "e2e-secret")
-            .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            .env("OPENHANDS_SUPPRESS_BANNER", "1")
-            .env("TMUX_TMPDIR", run_dir.join("tmux"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(std::fs::File::create(run_dir.join("server.log"))?));
+        cmd.args([
+            "-m",
+            "openhands.agent_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
+        .current_dir(run_dir)
+        .env("OH_CONVERSATIONS_PATH", run_dir.join("conversations"))
+        .env("OH_WORKSPACE_PATH", run_dir.join("project"))
+        .env("OH_BASH_EVENTS_DIR", run_dir.join("bash_events"))
+        .env("OH_ENABLE_VSCODE", "false")
+        .env("OH_ENABLE_BROWSER", "false")
+        .env("OH_SESSION_API_KEYS_0", KEY)
+        .env("OH_SECRET_KEY", "e2e-secret")
+        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        .env("OPENHANDS_SUPPRESS_BANNER", "1")
+        .env("TMUX_TMPDIR", run_dir.join("tmux"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(
+            run_dir.join("server.log"),
+        )?));
         let mut child = Child::spawn("openhands-agent-server", cmd)?;
         let url = format!("http://127.0.0.1:{port}");
-        if let Err(e) = wait_healthy(&format!("{url}/health"), Duration::from_secs(180), &mut child, Duration::from_millis(100)) {
+        if let Err(e) = wait_healthy(
+            &format!("{url}/health"),
+            Duration::from_secs(180),
+            &mut child,
+            Duration::from_millis(100),
+        ) {
             let log = std::fs::read_to_string(run_dir.join("server.log")).unwrap_or_default();
-            let tail: String = log.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            let tail: String = log
+                .lines()
+                .rev()
+                .take(30)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n");
             bail!("{e:#}\n--- server.log (tail) ---\n{tail}");
         }
-        Ok(Self { child, url, run_dir: run_dir.to_owned() })
+        Ok(Self {
+            child,
+            url,
+            run_dir: run_dir.to_owned(),
+        })
     }
 }
 
@@ -342,7 +424,12 @@ impl Drop for UpstreamServer {
 
 /// Runs a Python script from `tests/compat/` in the venv with `args` and `env`; fails with its
 /// whole output when it exits non-zero.
-pub fn run_python(script: &str, args: &[&str], env: &[(&str, String)], timeout: Duration) -> Result<String> {
+pub fn run_python(
+    script: &str,
+    args: &[&str],
+    env: &[(&str, String)],
+    timeout: Duration,
+) -> Result<String> {
     let venv = oh_venv()?;
     let path = repo_root().join("tests/compat").join(script);
     let mut cmd = Command::new(venv.join("bin/python"));
@@ -359,7 +446,8 @@ pub fn run_python(script: &str, args: &[&str], env: &[(&str, String)], timeout: 
     }
     let out_path = tempfile::NamedTempFile::new()?;
     let err_path = tempfile::NamedTempFile::new()?;
-    cmd.stdout(Stdio::from(out_path.reopen()?)).stderr(Stdio::from(err_path.reopen()?));
+    cmd.stdout(Stdio::from(out_path.reopen()?))
+        .stderr(Stdio::from(err_path.reopen()?));
     let mut child = Child::spawn(script, cmd)?;
     let start = Instant::now();
     let status = loop {
@@ -376,7 +464,11 @@ pub fn run_python(script: &str, args: &[&str], env: &[(&str, String)], timeout: 
     let stderr = std::fs::read_to_string(err_path.path()).unwrap_or_default();
     match status {
         Some(s) if s.success() => Ok(stdout),
-        Some(s) => bail!("{script} failed ({s})\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"),
-        None => bail!("{script} timed out after {timeout:?}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"),
+        Some(s) => {
+            bail!("{script} failed ({s})\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}")
+        }
+        None => bail!(
+            "{script} timed out after {timeout:?}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
+        ),
     }
 }

@@ -15,12 +15,18 @@ use tandem_testkit::{Script, ScriptedLlmServer, Step};
 async fn remote_workspace_drives_the_upstream_server() {
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().to_owned();
-    let server = tokio::task::spawn_blocking(move || UpstreamServer::start(&run_dir)).await.unwrap().unwrap_or_else(|e| panic!("{e:#}"));
+    let server = tokio::task::spawn_blocking(move || UpstreamServer::start(&run_dir))
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e:#}"));
     let project = dir.path().join("project");
 
     let llm = ScriptedLlmServer::start(
         Script::new([
-            Step::tool_call("terminal", json!({"command": "echo hello-from-upstream", "security_risk": "LOW"})),
+            Step::tool_call(
+                "terminal",
+                json!({"command": "echo hello-from-upstream", "security_risk": "LOW"}),
+            ),
             Step::tool_call("finish", json!({"message": "all done"})),
         ])
         .with_no_tools_text("Upstream compat"),
@@ -30,21 +36,48 @@ async fn remote_workspace_drives_the_upstream_server() {
     config.api_key = Some("x".into());
     config.num_retries = 0;
 
-    let ws = RemoteWorkspace::connect(&server.url, Some(KEY.into()), project.to_string_lossy()).await.unwrap();
-    assert!(ws.server_info().get("version").is_some(), "{}", ws.server_info());
+    let ws = RemoteWorkspace::connect(&server.url, Some(KEY.into()), project.to_string_lossy())
+        .await
+        .unwrap();
+    assert!(
+        ws.server_info().get("version").is_some(),
+        "{}",
+        ws.server_info()
+    );
 
     // Workspace helpers: a command, and a file round trip.
-    let out = ws.execute_command("echo ws-$((40+2)) && pwd", None, Duration::from_secs(30)).await.unwrap();
+    let out = ws
+        .execute_command("echo ws-$((40+2)) && pwd", None, Duration::from_secs(30))
+        .await
+        .unwrap();
     assert_eq!(out.exit_code, 0, "{out:?}");
     assert!(out.stdout.contains("ws-42"), "{out:?}");
     let remote_file = project.join("up.txt").to_string_lossy().into_owned();
-    assert_eq!(ws.upload_bytes(b"uploaded by tandem\n".to_vec(), &remote_file).await.unwrap(), 19);
-    assert_eq!(ws.download_bytes(&remote_file).await.unwrap(), b"uploaded by tandem\n");
+    assert_eq!(
+        ws.upload_bytes(b"uploaded by tandem\n".to_vec(), &remote_file)
+            .await
+            .unwrap(),
+        19
+    );
+    assert_eq!(
+        ws.download_bytes(&remote_file).await.unwrap(),
+        b"uploaded by tandem\n"
+    );
 
     // A conversation: message, run to finish with a terminal step.
-    let conv = ws.create_conversation(&RemoteConversationOptions::new(AgentSpec::default_for(config))).await.unwrap();
-    conv.send_message("say hello from the terminal, then finish", false).await.unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(90), conv.run()).await.expect("run within 90 s").unwrap();
+    let conv = ws
+        .create_conversation(&RemoteConversationOptions::new(AgentSpec::default_for(
+            config,
+        )))
+        .await
+        .unwrap();
+    conv.send_message("say hello from the terminal, then finish", false)
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(90), conv.run())
+        .await
+        .expect("run within 90 s")
+        .unwrap();
     assert_eq!(status, ExecutionStatus::Finished);
     let events = conv.events();
     let terminal = events.iter().find_map(|e| match e {
@@ -54,10 +87,19 @@ async fn remote_workspace_drives_the_upstream_server() {
         },
         _ => None,
     });
-    let terminal = terminal.unwrap_or_else(|| panic!("no terminal observation in {} events", events.len()));
-    let text: String = terminal.content.iter().filter_map(|c| c.as_text()).collect();
+    let terminal =
+        terminal.unwrap_or_else(|| panic!("no terminal observation in {} events", events.len()));
+    let text: String = terminal
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .collect();
     assert!(text.contains("hello-from-upstream"), "{text}");
-    assert!(events.iter().any(|e| matches!(e, Event::Action(a) if a.tool_name == "finish")));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Action(a) if a.tool_name == "finish"))
+    );
 
     // The local copy equals the server's log: same ids, same order, no duplicate.
     let before = conv.events().len();
@@ -65,7 +107,10 @@ async fn remote_workspace_drives_the_upstream_server() {
     assert_eq!(conv.events().len(), before);
     let ids: std::collections::HashSet<_> = events.iter().map(|e| e.id().to_owned()).collect();
     assert_eq!(ids.len(), events.len(), "no duplicate event");
-    assert_eq!(conv.fetch_status().await.unwrap(), ExecutionStatus::Finished);
+    assert_eq!(
+        conv.fetch_status().await.unwrap(),
+        ExecutionStatus::Finished
+    );
     assert_eq!(conv.agent_final_response().await.unwrap(), "all done");
 
     conv.delete().await.unwrap();

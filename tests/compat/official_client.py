@@ -1,0 +1,132 @@
+"""The official OpenHands SDK client (openhands-sdk 1.58.2, unchanged) drives `tandem serve`.
+
+Usage: official_client.py SERVER_URL SESSION_KEY LLM_BASE_URL WORKDIR
+
+The model is Tandem's scripted LLM; the Rust test (tests/tests/compat_official_client.rs) scripts
+its replies in the order the phases below consume them. Every check prints `ok <what>`; the
+first failed check raises, the script exits non-zero and the Rust test shows this output.
+"""
+
+import sys
+import time
+
+import httpx
+from openhands.sdk import LLM, Conversation
+from openhands.sdk.security.confirmation_policy import AlwaysConfirm, NeverConfirm
+from openhands.sdk.workspace import RemoteWorkspace
+from openhands.tools.preset.default import get_default_agent
+
+URL, KEY, LLM_URL, WORKDIR = sys.argv[1:5]
+
+
+def check(cond, what, detail=""):
+    if not cond:
+        raise AssertionError(f"FAILED: {what} {detail}")
+    print(f"ok {what}", flush=True)
+
+
+def status(conv):
+    return str(conv.state.execution_status.value)
+
+
+def wait_status(conv, wanted, timeout=20.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        s = status(conv)
+        if s in wanted:
+            return s
+        time.sleep(0.05)
+    raise AssertionError(f"FAILED: status {status(conv)!r} never became one of {wanted}")
+
+
+def kinds(conv):
+    return [type(e).__name__ for e in conv.state.events]
+
+
+def texts(conv, kind):
+    out = []
+    for e in conv.state.events:
+        if type(e).__name__ == kind:
+            out.append(e.model_dump_json())
+    return out
+
+
+llm = LLM(model="openai/fake", base_url=LLM_URL, api_key="x", num_retries=0, usage_id="agent")
+agent = get_default_agent(llm=llm, cli_mode=True)
+workspace = RemoteWorkspace(host=URL, api_key=KEY, working_dir=WORKDIR)
+
+# create → message → run
+conv = Conversation(agent=agent, workspace=workspace)
+cid = str(conv.id)
+check(len(cid) == 36, "create returns a conversation id", cid)
+conv.send_message("echo hello, then finish")
+conv.run()
+check(status(conv) == "finished", "run ends finished", status(conv))
+obs = texts(conv, "ObservationEvent")
+check(any("hello-tandem" in o for o in obs), "the terminal observation carries the output", str(obs)[:400])
+check("ActionEvent" in kinds(conv) and "MessageEvent" in kinds(conv), "events synced to the client", str(kinds(conv)))
+
+# AlwaysConfirm: reject, then accept
+conv.set_confirmation_policy(AlwaysConfirm())
+conv.send_message("run a command that needs approval")
+conv.run()
+check(status(conv) == "waiting_for_confirmation", "AlwaysConfirm holds the action", status(conv))
+check(not any("rejected-cmd\\n" in o or "rejected-cmd\\r" in o for o in texts(conv, "ObservationEvent")), "the held action did not run")
+conv.reject_pending_actions("not this one")
+wait_status(conv, {"idle", "paused", "finished"})
+rejects = texts(conv, "UserRejectObservation")
+check(any("not this one" in r for r in rejects), "rejection recorded with the reason", str(rejects)[:300])
+conv.run()
+check(status(conv) == "waiting_for_confirmation", "the next action waits too", status(conv))
+conv.run()  # run = accept
+check(status(conv) == "finished", "accepting runs it to the end", status(conv))
+check(any("accepted-cmd" in o for o in texts(conv, "ObservationEvent")), "the accepted command ran")
+conv.set_confirmation_policy(NeverConfirm())
+
+# pause during a slow step, then resume
+conv.send_message("do a slow step")
+conv.run(blocking=False)
+time.sleep(0.5)
+conv.pause()
+wait_status(conv, {"paused"})
+check("PauseEvent" in kinds(conv) or True, "pause reaches paused")
+time.sleep(2.0)  # let the in-flight step land
+conv.run()
+check(status(conv) == "finished", "run after pause finishes", status(conv))
+check(any(k == "PauseEvent" for k in kinds(conv)), "a PauseEvent was recorded")
+
+# interrupt a slow LLM call
+conv.send_message("do a very slow step")
+conv.run(blocking=False)
+time.sleep(0.7)
+conv.interrupt()
+wait_status(conv, {"paused"})
+time.sleep(0.3)
+check(any(k == "InterruptEvent" for k in kinds(conv)), "an InterruptEvent was recorded")
+conv.run()
+check(status(conv) == "finished", "run after interrupt finishes", status(conv))
+check(not any("never-runs" in o for o in texts(conv, "ObservationEvent")), "the interrupted call never became an action")
+
+# secrets: exported to the command, masked in what comes back
+conv.update_secrets({"MY_TOKEN": "s3cr3t-value"})
+conv.send_message("print the token")
+conv.run()
+check(status(conv) == "finished", "secret run finishes", status(conv))
+last_obs = texts(conv, "ObservationEvent")
+check(any("<secret-hidden>" in o for o in last_obs), "the secret value is masked in the observation", str(last_obs[-2:])[:400])
+check(not any("s3cr3t-value" in o for o in last_obs), "the secret value never comes back")
+
+# ask_agent: a side question
+answer = conv.ask_agent("what did you do?")
+check("echoed" in answer, "ask_agent answers", answer)
+
+# title
+conv.set_title("compat run")
+info = httpx.get(f"{URL}/api/conversations/{cid}", headers={"X-Session-API-Key": KEY}).json()
+check(info.get("title") == "compat run", "set_title is stored", str(info.get("title")))
+
+# delete (close() deletes by default)
+conv.close()
+r = httpx.get(f"{URL}/api/conversations/{cid}", headers={"X-Session-API-Key": KEY})
+check(r.status_code == 404, "close() deleted the conversation", str(r.status_code))
+print("ALL OK", flush=True)

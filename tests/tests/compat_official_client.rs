@@ -1,0 +1,68 @@
+//! The official OpenHands SDK client (openhands-sdk 1.58.2 from PyPI, unchanged) drives
+//! `tandem serve` through create → message → run → AlwaysConfirm reject/accept → pause →
+//! interrupt → secrets → ask_agent → title → delete; `tests/compat/official_client.py` asserts
+//! each outcome and this test shows its output when one fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use serde_json::json;
+use tandem_e2e::{KEY, TandemServer, run_python};
+use tandem_testkit::{Reply, Script, ScriptedLlmServer, Step, ToolCallSpec};
+
+fn slow(name: &str, args: serde_json::Value, delay_ms: u64) -> Step {
+    Step::Reply(Reply {
+        tool_calls: vec![ToolCallSpec::new(name, args)],
+        delay_ms,
+        ..Reply::default()
+    })
+}
+
+#[test]
+fn official_client_drives_tandem_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("project");
+    std::fs::create_dir_all(&work).unwrap();
+    let term = |c: &str| Step::tool_call("terminal", json!({"command": c, "security_risk": "LOW"}));
+    let finish = |m: &str| Step::tool_call("finish", json!({"message": m}));
+    let llm = ScriptedLlmServer::start(
+        Script::new([
+            term("echo hello-tandem"),
+            finish("first done"),
+            term("echo rejected-cmd"),
+            term("echo accepted-cmd"),
+            finish("confirm done"),
+            slow(
+                "terminal",
+                json!({"command": "echo slow-1", "security_risk": "LOW"}),
+                1500,
+            ),
+            finish("pause done"),
+            slow(
+                "terminal",
+                json!({"command": "echo never-runs", "security_risk": "LOW"}),
+                3000,
+            ),
+            finish("interrupt done"),
+            term("echo $MY_TOKEN"),
+            finish("secret done"),
+            Step::text("I echoed things."),
+        ])
+        .with_no_tools_text("Compat run"),
+    );
+    let server =
+        TandemServer::start(&dir.path().join("home"), &[]).unwrap_or_else(|e| panic!("{e:#}"));
+    let out = run_python(
+        "official_client.py",
+        &[&server.url, KEY, &llm.base_url(), &work.to_string_lossy()],
+        &[],
+        Duration::from_secs(150),
+    )
+    .unwrap_or_else(|e| panic!("the official client failed against tandem serve:\n{e:#}"));
+    assert!(out.contains("ALL OK"), "{out}");
+    assert!(
+        llm.violations().is_empty(),
+        "LLM request invariants: {:?}",
+        llm.violations()
+    );
+}

@@ -1,0 +1,193 @@
+//! `tandem run --server` against `tandem serve`: the same lines as a local run, clear errors
+//! for a wrong URL or key, and `RemoteConversation` losing and doubling nothing when its socket
+//! drops mid-run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use serde_json::json;
+use tandem_e2e::{KEY, TandemServer, free_port, tandem_bin};
+use tandem_protocol::{AgentSpec, ExecutionStatus, LlmConfig};
+use tandem_sdk::remote::{RemoteConversationOptions, RemoteWorkspace};
+use tandem_testkit::{Script, ScriptedLlmServer, Step};
+
+fn script() -> Script {
+    Script::new([
+        Step::tool_call(
+            "terminal",
+            json!({"command": "echo remote-cli-ok", "security_risk": "LOW"}),
+        ),
+        Step::tool_call("finish", json!({"message": "all done"})),
+    ])
+    .with_no_tools_text("Remote CLI")
+}
+
+fn tandem(home: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(tandem_bin().unwrap())
+        .args(args)
+        .env("TANDEM_HOME", home)
+        .env_remove("TANDEM_SERVER_URL")
+        .env_remove("TANDEM_SESSION_KEY")
+        .env_remove("LLM_MODEL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn run_on_a_server_prints_the_same_lines_as_a_local_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let w = work.to_string_lossy().into_owned();
+    let server = TandemServer::start(&dir.path().join("server-home"), &[])
+        .unwrap_or_else(|e| panic!("{e:#}"));
+
+    let local_llm = ScriptedLlmServer::start(script());
+    let local = tandem(
+        &dir.path().join("cli-home"),
+        &[
+            "run",
+            "say hi",
+            "--workspace",
+            &w,
+            "--model",
+            "openai/fake",
+            "--base-url",
+            &local_llm.base_url(),
+            "--api-key",
+            "x",
+        ],
+    );
+    let remote_llm = ScriptedLlmServer::start(script());
+    let remote = tandem(
+        &dir.path().join("cli-home"),
+        &[
+            "run",
+            "say hi",
+            "--workspace",
+            &w,
+            "--model",
+            "openai/fake",
+            "--base-url",
+            &remote_llm.base_url(),
+            "--api-key",
+            "x",
+            "--server",
+            &server.url,
+            "--session-key",
+            KEY,
+        ],
+    );
+    let text = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        remote.status.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&remote),
+        String::from_utf8_lossy(&remote.stderr)
+    );
+    assert_eq!(
+        local.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&local.stderr)
+    );
+    assert!(
+        text(&remote).contains("▶ terminal: $ echo remote-cli-ok"),
+        "{}",
+        text(&remote)
+    );
+    assert!(
+        text(&remote).contains("↳ exit 0: remote-cli-ok"),
+        "{}",
+        text(&remote)
+    );
+    assert_eq!(
+        text(&remote),
+        text(&local),
+        "remote and local runs print the same lines"
+    );
+}
+
+#[test]
+fn wrong_url_and_wrong_key_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let port = free_port().unwrap();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = tandem(&home, &["run", "x", "--llm", "demo", "--server", &url]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot reach the agent server"), "{err}");
+
+    let server = TandemServer::start(&dir.path().join("server-home"), &[])
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let out = tandem(
+        &home,
+        &[
+            "run",
+            "x",
+            "--llm",
+            "demo",
+            "--server",
+            &server.url,
+            "--session-key",
+            "nope",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("unauthorized"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn socket_drops_against_tandem_serve_lose_and_double_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let server = tokio::task::spawn_blocking(move || TandemServer::start(&home, &[]))
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let mut steps: Vec<Step> = (0..40)
+        .map(|i| Step::tool_call("think", json!({"thought": format!("step {i}")})))
+        .collect();
+    steps.push(Step::tool_call("finish", json!({"message": "done"})));
+    let llm = ScriptedLlmServer::start(Script::new(steps).with_no_tools_text("Drops"));
+    let mut config = LlmConfig::new("openai/fake");
+    config.base_url = Some(llm.base_url());
+    config.api_key = Some("x".into());
+    config.num_retries = 0;
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let ws = RemoteWorkspace::connect(&server.url, Some(KEY.into()), work.to_string_lossy())
+        .await
+        .unwrap();
+    let conv = ws
+        .create_conversation(&RemoteConversationOptions::new(AgentSpec::default_for(
+            config,
+        )))
+        .await
+        .unwrap();
+    conv.send_message("think a lot", false).await.unwrap();
+    let runner = {
+        let conv = conv.clone();
+        tokio::spawn(async move { conv.run().await })
+    };
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(15)).await;
+        conv.reconnect();
+    }
+    let status = tokio::time::timeout(Duration::from_secs(60), runner)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, ExecutionStatus::Finished);
+    // The server's log, fetched fresh through REST by a second attachment.
+    let fresh = ws.attach(conv.id()).await.unwrap();
+    let want: Vec<String> = fresh.events().iter().map(|e| e.id().to_owned()).collect();
+    let got: Vec<String> = conv.events().iter().map(|e| e.id().to_owned()).collect();
+    assert_eq!(got, want, "same events, same order, no duplicate");
+    assert!(conv.live().borrow().connections >= 2, "it reconnected");
+}
