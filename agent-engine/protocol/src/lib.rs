@@ -11,6 +11,7 @@
 //! (what `base_state.json` holds), and the tool [`Action`]s / [`Observation`]s.
 
 mod action;
+pub mod api;
 mod event;
 mod kind;
 mod message;
@@ -41,3 +42,16 @@ pub use state::{
 
 /// A JSON object: the unknown fields a type keeps so that they are written back unchanged.
 pub type Extra = serde_json::Map<String, serde_json::Value>;
+
+pub use api::{
+    AgentResponse, AskAgentRequest, BashCommand, BashEvent, BashEventPage, BashOutput, ChatChoice,
+    ChatCompletionRequest, ChatCompletionResponse, ChatMessage, ChatUsage,
+    ConfirmationResponseRequest, ConversationInfo, ConversationPage, CreateSecretRequest,
+    DeletedResponse, ErrorResponse, EventPage, ExecuteBashRequest, FileDiff, FileUploadResponse,
+    ModelEntry, ModelList, OpenAiError, OpenAiErrorResponse, PtyClientFrame, RuntimeInfo,
+    SecretInfo, SecretList, SendMessageRequest, ServerInfo, SetConfirmationPolicyRequest,
+    SetSecurityAnalyzerRequest, SocketAuthFrame, StartConversationRequest, StatusResponse,
+    SuccessResponse, UpdateConversationRequest, UpdateSecretsRequest, ValidationErrorItem,
+    ValidationErrorResponse, WorkspaceDiff, WorkspaceEntry, WorkspaceFile, WorkspaceTree,
+    WriteWorkspaceFileRequest,
+};

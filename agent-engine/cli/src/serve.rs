@@ -1,0 +1,128 @@
+//! `tandem serve`: the agent server on `--host`/`--port` (default 127.0.0.1:8000, as upstream).
+//!
+//! Session keys come from `--session-key` (repeatable), `TANDEM_SESSION_KEYS` (comma list),
+//! `OH_SESSION_API_KEYS_0..n` and `SESSION_API_KEY`; clients send one as `X-Session-API-Key`.
+//! Without a key the server only binds loopback. Conversations live in
+//! `$TANDEM_HOME/conversations` (or `OH_CONVERSATIONS_PATH`); conversations created without a
+//! workspace work in `OH_WORKSPACE_PATH` or `$TANDEM_HOME/workspace`. LLM keys posted with a
+//! conversation stay in memory: after a restart the server takes them from `LLM_API_KEY` or
+//! the provider's variable (`OPENAI_API_KEY`, ...). The gateway's `default` profile is
+//! `LLM_MODEL`/`LLM_BASE_URL`/`LLM_API_KEY`, else the settings file's `llm`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use tandem_protocol::LlmConfig;
+use tandem_server::{Server, ServerConfig};
+
+use crate::settings::SettingsFile;
+
+/// Flags of `tandem serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address to bind (a non-loopback address needs a session key).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to bind (0 picks a free one).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Accepted session key (repeatable); also TANDEM_SESSION_KEYS, OH_SESSION_API_KEYS_0.., SESSION_API_KEY.
+    #[arg(long = "session-key")]
+    pub session_keys: Vec<String>,
+    /// Runs at once before `run` answers 429.
+    #[arg(long)]
+    pub max_concurrent_runs: Option<usize>,
+}
+
+/// The server's configuration from flags, environment and settings.
+pub fn config(args: &ServeArgs, home: &Path, settings: &SettingsFile) -> ServerConfig {
+    let mut c = ServerConfig::from_env(home);
+    for k in &args.session_keys {
+        if !k.is_empty() && !c.session_keys.contains(k) {
+            c.session_keys.push(k.clone());
+        }
+    }
+    if let Some(n) = args.max_concurrent_runs {
+        c.max_concurrent_runs = n.max(1);
+    }
+    if c.profiles.is_empty() {
+        if let Some(model) = &settings.llm.model {
+            let mut llm = LlmConfig::new(model.clone());
+            llm.base_url = settings.llm.base_url.clone();
+            llm.api_key = settings.llm.api_key.clone();
+            c.profiles.insert("default".into(), llm);
+        }
+    }
+    c
+}
+
+/// Runs the server until Ctrl-C or SIGTERM. Exit 2 for a refused address.
+pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Result<u8> {
+    let ip: IpAddr = args
+        .host
+        .parse()
+        .or_else(|_| {
+            if args.host == "localhost" {
+                Ok(IpAddr::from([127, 0, 0, 1]))
+            } else {
+                Err(())
+            }
+        })
+        .map_err(|()| {
+            anyhow::anyhow!(
+                "invalid --host `{}`: expected an IP address such as 127.0.0.1 or 0.0.0.0",
+                args.host
+            )
+        })?;
+    let config = config(&args, home, settings);
+    if !ip.is_loopback() && config.session_keys.is_empty() {
+        bail!(
+            "refusing to listen on {ip} without a session key: anyone who can reach it could run commands on this machine. Pass --session-key KEY (or set TANDEM_SESSION_KEYS), or bind 127.0.0.1"
+        );
+    }
+    let addr = SocketAddr::new(ip, args.port);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
+    let conversations = config.conversations_path.clone();
+    let keyed = !config.session_keys.is_empty();
+    let server = Server::start(config).await;
+    println!("Tandem agent server on http://{local}");
+    eprintln!(
+        "· conversations in {}; {}",
+        conversations.display(),
+        if keyed {
+            "clients must send X-Session-API-Key"
+        } else {
+            "no session key: loopback only"
+        }
+    );
+    eprintln!("warning: local mode: agents run commands on this machine");
+    server
+        .serve(listener, shutdown_signal())
+        .await
+        .context("the server stopped")?;
+    Ok(0)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

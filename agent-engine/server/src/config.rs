@@ -1,0 +1,144 @@
+//! The server's configuration: where conversations live, who may connect, limits, and the LLM
+//! profiles of the gateway. [`ServerConfig::from_env`] reads Tandem's and upstream's variables.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tandem_protocol::LlmConfig;
+
+/// How the server runs.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Accepted `X-Session-API-Key` values; empty = no authentication (loopback only).
+    pub session_keys: Vec<String>,
+    /// Root of the conversation directories.
+    pub conversations_path: PathBuf,
+    /// Workspace of conversations whose request names none.
+    pub workspace_path: PathBuf,
+    /// Where server-level bash events are written.
+    pub bash_events_dir: PathBuf,
+    /// Where server-level secrets are kept (values in memory only when `None`).
+    pub secrets_file: Option<PathBuf>,
+    /// Runs at once; more answer 429.
+    pub max_concurrent_runs: usize,
+    /// Idle conversations leave memory after this long.
+    pub idle_ttl: Duration,
+    /// LLM profiles of the gateway and the key fallback after a restart (`default` first).
+    pub profiles: BTreeMap<String, LlmConfig>,
+    /// How long a gateway request may run.
+    pub gateway_timeout: Duration,
+    /// JSON bodies larger than this answer 413.
+    pub max_body_bytes: usize,
+    /// Uploads larger than this answer 413.
+    pub max_upload_bytes: usize,
+    /// The terminal's quiet time before a command returns still running (`None`: its default).
+    pub terminal_soft_timeout: Option<Duration>,
+}
+
+impl ServerConfig {
+    /// Defaults rooted at `home` (`$TANDEM_HOME`): `conversations/`, `workspace/`,
+    /// `bash_events/`; no keys, 10 runs, 20 minutes idle TTL, no LLM profile.
+    pub fn new(home: &Path) -> Self {
+        Self {
+            session_keys: Vec::new(),
+            conversations_path: home.join("conversations"),
+            workspace_path: home.join("workspace"),
+            bash_events_dir: home.join("bash_events"),
+            secrets_file: None,
+            max_concurrent_runs: 10,
+            idle_ttl: Duration::from_secs(1200),
+            profiles: BTreeMap::new(),
+            gateway_timeout: Duration::from_secs(600),
+            max_body_bytes: 10 * 1024 * 1024,
+            max_upload_bytes: 512 * 1024 * 1024,
+            terminal_soft_timeout: None,
+        }
+    }
+
+    /// [`new`](Self::new) overridden by the environment: keys from `TANDEM_SESSION_KEYS`
+    /// (comma list), `OH_SESSION_API_KEYS_0..n` and `SESSION_API_KEY`; paths from
+    /// `OH_CONVERSATIONS_PATH`, `OH_WORKSPACE_PATH`, `OH_BASH_EVENTS_DIR`; limits from
+    /// `OH_MAX_CONCURRENT_RUNS` and `OH_CONVERSATION_IDLE_TTL_SECONDS`; the default LLM
+    /// profile from `LLM_MODEL` / `LLM_BASE_URL` / `LLM_API_KEY`.
+    pub fn from_env(home: &Path) -> Self {
+        let mut c = Self::new(home);
+        c.session_keys = keys_from_env();
+        if let Some(p) = env("OH_CONVERSATIONS_PATH") {
+            c.conversations_path = PathBuf::from(p);
+        }
+        if let Some(p) = env("OH_WORKSPACE_PATH") {
+            c.workspace_path = PathBuf::from(p);
+        }
+        if let Some(p) = env("OH_BASH_EVENTS_DIR") {
+            c.bash_events_dir = PathBuf::from(p);
+        }
+        if let Some(n) = env("OH_MAX_CONCURRENT_RUNS").and_then(|n| n.parse().ok()) {
+            c.max_concurrent_runs = n;
+        }
+        if let Some(n) = env("OH_CONVERSATION_IDLE_TTL_SECONDS").and_then(|n| n.parse().ok()) {
+            c.idle_ttl = Duration::from_secs(n);
+        }
+        if let Some(model) = env("LLM_MODEL") {
+            let mut llm = LlmConfig::new(model);
+            llm.base_url = env("LLM_BASE_URL");
+            llm.api_key = env("LLM_API_KEY");
+            c.profiles.insert("default".into(), llm);
+        }
+        c
+    }
+
+    /// The default LLM profile, if any.
+    pub fn default_llm(&self) -> Option<&LlmConfig> {
+        self.profiles
+            .get("default")
+            .or_else(|| self.profiles.values().next())
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Session keys named by the environment, without duplicates.
+pub fn keys_from_env() -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    let mut push = |k: &str| {
+        let k = k.trim();
+        if !k.is_empty() && !keys.iter().any(|x| x == k) {
+            keys.push(k.to_owned());
+        }
+    };
+    if let Some(list) = env("TANDEM_SESSION_KEYS") {
+        list.split(',').for_each(&mut push);
+    }
+    for i in 0.. {
+        match env(&format!("OH_SESSION_API_KEYS_{i}")) {
+            Some(k) => push(&k),
+            None => break,
+        }
+    }
+    if let Some(k) = env("SESSION_API_KEY") {
+        push(&k);
+    }
+    keys
+}
+
+/// The API key for `model` from the environment: `LLM_API_KEY`, else the provider's variable
+/// (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `OPENROUTER_API_KEY`, ...). Used after a restart,
+/// since keys posted with a conversation are never persisted.
+pub fn env_key_for(model: &str) -> Option<String> {
+    if let Some(k) = env("LLM_API_KEY") {
+        return Some(k);
+    }
+    let provider = model
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase()
+        .replace('-', "_");
+    if provider.is_empty() || provider.len() == model.len() {
+        return env("OPENAI_API_KEY");
+    }
+    env(&format!("{provider}_API_KEY"))
+}

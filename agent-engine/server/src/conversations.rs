@@ -1,0 +1,368 @@
+//! `/api/conversations`: create, get, batch, search, count, update, delete, and the commands
+//! (run, pause, interrupt, confirmation policy, security analyzer, secrets, ask_agent,
+//! condense, final response).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use tandem_llm::LlmRequest;
+use tandem_protocol::{
+    AgentResponse, AskAgentRequest, ConversationInfo, ConversationPage, Message, Role,
+    SendMessageRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest,
+    StartConversationRequest, SuccessResponse, UpdateConversationRequest, UpdateSecretsRequest,
+};
+use tandem_sdk::{SdkError, ToolRegistry, llm_view, tool_schemas};
+use tokio_util::sync::CancellationToken;
+
+use crate::AppState;
+use crate::error::{ApiError, Result};
+use crate::extract::{ApiJson, QueryMap, conversation_id};
+use crate::info::final_response;
+use crate::registry::{Live, parse_secrets};
+
+/// The message of a `SendMessageRequest`; only `user` messages go to the agent.
+pub fn message_of(req: &SendMessageRequest, loc: &[&str]) -> Result<Message> {
+    if req.role != Role::User {
+        let mut l = loc.to_vec();
+        l.push("role");
+        return Err(ApiError::field(
+            &l,
+            "value_error",
+            "messages sent to the agent must have role `user`",
+            serde_json::to_value(req.role).unwrap_or(Value::Null),
+        ));
+    }
+    let mut m = Message::new(Role::User, req.content.clone());
+    m.extra = req.extra.clone();
+    if let Some(sender) = &req.sender {
+        m.extra
+            .insert("sender".into(), Value::from(sender.as_str()));
+    }
+    Ok(m)
+}
+
+async fn live(state: &AppState, raw: &str) -> Result<Arc<Live>> {
+    let id = conversation_id(raw)?;
+    state.registry.get(&id).await
+}
+
+/// Sends a message, checking the run limit when it starts a run.
+pub async fn send(state: &AppState, live: &Live, message: Message, run: bool) -> Result<()> {
+    if run && !live.running() {
+        state.registry.check_capacity().await?;
+    }
+    live.handle
+        .send_message(message, run)
+        .await
+        .map_err(ApiError::from)
+}
+
+/// `POST /api/conversations`: 201 when created, 200 when the id exists.
+pub async fn create(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<StartConversationRequest>,
+) -> Result<Response> {
+    let first = match &req.initial_message {
+        Some(m) => Some((message_of(m, &["body", "initial_message"])?, m.run)),
+        None => None,
+    };
+    if first.as_ref().is_some_and(|(_, run)| *run) {
+        state.registry.check_capacity().await?;
+    }
+    let (live, created) = state.registry.create(req).await?;
+    if created {
+        if let Some((message, run)) = first {
+            send(&state, &live, message, run).await?;
+        }
+    }
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(live.info())).into_response())
+}
+
+/// `GET /api/conversations/{id}`.
+pub async fn get_one(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+) -> Result<Json<ConversationInfo>> {
+    let id = conversation_id(&raw)?;
+    state
+        .registry
+        .info(&id)
+        .await
+        .map(Json)
+        .ok_or(ApiError::NotFound)
+}
+
+/// `GET /api/conversations?ids=a&ids=b`: `null` for unknown ids.
+pub async fn batch(
+    State(state): State<AppState>,
+    q: QueryMap,
+) -> Result<Json<Vec<Option<ConversationInfo>>>> {
+    let ids = q.all("ids");
+    if ids.len() > 100 {
+        return Err(ApiError::field(
+            &["query", "ids"],
+            "too_long",
+            "at most 100 ids",
+            Value::from(ids.len()),
+        ));
+    }
+    let mut out = Vec::new();
+    for raw in ids {
+        let info = match conversation_id(&raw) {
+            Ok(id) => state.registry.info(&id).await,
+            Err(_) => None,
+        };
+        out.push(info);
+    }
+    Ok(Json(out))
+}
+
+fn status_filter(q: &QueryMap) -> Result<Option<String>> {
+    const ALL: &[&str] = &[
+        "idle",
+        "running",
+        "paused",
+        "waiting_for_confirmation",
+        "finished",
+        "error",
+        "stuck",
+        "deleting",
+    ];
+    match q.get("status") {
+        None => Ok(None),
+        Some(_) => Ok(Some(q.choice("status", "idle", ALL)?.to_owned())),
+    }
+}
+
+async fn filtered(state: &AppState, q: &QueryMap) -> Result<Vec<ConversationInfo>> {
+    let status = status_filter(q)?;
+    let mut all = state.registry.list().await;
+    if let Some(s) = status {
+        all.retain(|c| c.execution_status.as_str() == s);
+    }
+    Ok(all)
+}
+
+/// `GET /api/conversations/search`.
+pub async fn search(State(state): State<AppState>, q: QueryMap) -> Result<Json<ConversationPage>> {
+    let limit = usize::try_from(q.int("limit", 100, 1, 100)?).unwrap_or(100);
+    let order = q.choice(
+        "sort_order",
+        "CREATED_AT_DESC",
+        &[
+            "CREATED_AT",
+            "CREATED_AT_DESC",
+            "UPDATED_AT",
+            "UPDATED_AT_DESC",
+        ],
+    )?;
+    let mut all = filtered(&state, &q).await?;
+    match order {
+        "CREATED_AT" => all.sort_by(|a, b| a.created_at.cmp(&b.created_at)),
+        "UPDATED_AT" => all.sort_by(|a, b| a.updated_at.cmp(&b.updated_at)),
+        "UPDATED_AT_DESC" => all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at)),
+        _ => all.sort_by(|a, b| b.created_at.cmp(&a.created_at)),
+    }
+    let (items, next_page_id) = crate::bash::page(all, q.get("page_id"), limit, |c| c.id.clone());
+    Ok(Json(ConversationPage {
+        items,
+        next_page_id,
+    }))
+}
+
+/// `GET /api/conversations/count`.
+pub async fn count(State(state): State<AppState>, q: QueryMap) -> Result<Json<usize>> {
+    Ok(Json(filtered(&state, &q).await?.len()))
+}
+
+/// `PATCH /api/conversations/{id}`: title and tags.
+pub async fn update(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+    ApiJson(req): ApiJson<UpdateConversationRequest>,
+) -> Result<Json<SuccessResponse>> {
+    let live = live(&state, &raw).await?;
+    if let Some(title) = req.title {
+        let n = title.chars().count();
+        if n == 0 || n > 200 {
+            return Err(ApiError::field(
+                &["body", "title"],
+                "string_too_long",
+                "the title must be 1 to 200 characters",
+                Value::from(title),
+            ));
+        }
+        live.handle.set_title(title).await?;
+    }
+    if let Some(tags) = req.tags {
+        state.registry.set_tags(live.handle.dir(), &tags)?;
+    }
+    Ok(Json(SuccessResponse::OK))
+}
+
+/// `DELETE /api/conversations/{id}`.
+pub async fn delete(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+) -> Result<Json<SuccessResponse>> {
+    let id = conversation_id(&raw)?;
+    state.registry.delete(&id).await?;
+    Ok(Json(SuccessResponse::OK))
+}
+
+/// `POST /api/conversations/{id}/run`: 409 while running, 429 at capacity.
+pub async fn run(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+) -> Result<Json<SuccessResponse>> {
+    let live = live(&state, &raw).await?;
+    if live.running() {
+        return Err(ApiError::AlreadyRunning);
+    }
+    state.registry.check_capacity().await?;
+    match live.handle.run().await {
+        Ok(()) => Ok(Json(SuccessResponse::OK)),
+        Err(SdkError::AlreadyRunning) => Err(ApiError::AlreadyRunning),
+        Err(SdkError::InvalidState(m)) => Err(ApiError::Conflict(m)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /api/conversations/{id}/pause`.
+pub async fn pause(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+) -> Result<Json<SuccessResponse>> {
+    live(&state, &raw).await?.handle.pause().await?;
+    Ok(Json(SuccessResponse::OK))
+}
+
+/// `POST /api/conversations/{id}/interrupt`.
+pub async fn interrupt(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+) -> Result<Json<SuccessResponse>> {
+    live(&state, &raw).await?.handle.interrupt().await?;
+    Ok(Json(SuccessResponse::OK))
+}
+
+/// `POST /api/conversations/{id}/confirmation_policy`.
+pub async fn confirmation_policy(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+    ApiJson(req): ApiJson<SetConfirmationPolicyRequest>,
+) -> Result<Json<SuccessResponse>> {
+    live(&state, &raw)
+        .await?
+        .handle
+        .set_confirmation_policy(req.policy)
+        .await?;
+    Ok(Json(SuccessResponse::OK))
+}
+
+/// `POST /api/conversations/{id}/security_analyzer`.
+pub async fn security_analyzer(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+    ApiJson(req): ApiJson<SetSecurityAnalyzerRequest>,
+) -> Result<Json<SuccessResponse>> {
+    live(&state, &raw)
+        .await?
+        .handle
+        .set_security_analyzer(req.security_analyzer)
+        .await?;
+    Ok(Json(SuccessResponse::OK))
+}
+
+/// `POST /api/conversations/{id}/secrets`.
+pub async fn secrets(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+    ApiJson(req): ApiJson<UpdateSecretsRequest>,
+) -> Result<Json<SuccessResponse>> {
+    let live = live(&state, &raw).await?;
+    let parsed = parse_secrets(Some(&req.secrets), &["body", "secrets"])?;
+    live.handle.update_secrets(parsed).await?;
+    Ok(Json(SuccessResponse::OK))
+}
+
+/// `POST /api/conversations/{id}/ask_agent`: a side LLM call with the conversation's view and
+/// tools plus the question; the conversation does not change. A reply with only a tool call
+/// is a 502 naming the tool (upstream answers 500).
+pub async fn ask_agent(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+    ApiJson(req): ApiJson<AskAgentRequest>,
+) -> Result<Json<AgentResponse>> {
+    let live = live(&state, &raw).await?;
+    let mut messages = {
+        let view = live.handle.view();
+        llm_view(&view.events)
+    };
+    messages.push(Message::user(format!(
+        "<QUESTION>\n{}\n</QUESTION>\nAnswer the question above in text, from what you know of this conversation so far. Do not call any tool.",
+        req.question
+    )));
+    let mut registry = ToolRegistry::new();
+    for t in &live.tools {
+        registry.register(Arc::clone(t));
+    }
+    let request = LlmRequest {
+        messages,
+        tools: tool_schemas(&registry, true),
+        prompt_cache_key: Some(live.handle.id().to_owned()),
+        on_delta: None,
+    };
+    let reply = live
+        .llm
+        .completion(request, CancellationToken::new())
+        .await
+        .map_err(|e| ApiError::Upstream(format!("the LLM failed: {e}")))?;
+    let text = reply.message.text();
+    if text.trim().is_empty() {
+        let tools: Vec<String> = reply
+            .message
+            .tool_calls
+            .iter()
+            .flatten()
+            .map(|c| c.name.clone())
+            .collect();
+        return Err(ApiError::Upstream(if tools.is_empty() {
+            "the model answered with no text".into()
+        } else {
+            format!(
+                "the model answered with a tool call ({}) instead of text",
+                tools.join(", ")
+            )
+        }));
+    }
+    Ok(Json(AgentResponse { response: text }))
+}
+
+/// `POST /api/conversations/{id}/condense`.
+pub async fn condense(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+) -> Result<Json<SuccessResponse>> {
+    live(&state, &raw).await?.handle.condense().await?;
+    Ok(Json(SuccessResponse::OK))
+}
+
+/// `GET /api/conversations/{id}/agent_final_response`.
+pub async fn agent_final_response(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+) -> Result<Json<AgentResponse>> {
+    let live = live(&state, &raw).await?;
+    let response = final_response(&live.handle.view().events);
+    Ok(Json(AgentResponse { response }))
+}

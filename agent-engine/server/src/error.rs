@@ -1,0 +1,133 @@
+//! Errors of the server: each has a machine-readable code, an HTTP status and a human message,
+//! and answers in FastAPI's shapes (`{"detail": "..."}`, or the 422 list) so the official
+//! client reads them as it reads upstream's.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use tandem_protocol::{ErrorResponse, ValidationErrorItem, ValidationErrorResponse};
+use tandem_sdk::SdkError;
+
+/// Result with [`ApiError`].
+pub type Result<T> = std::result::Result<T, ApiError>;
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// No or a wrong session key.
+    #[error("Unauthorized")]
+    Unauthorized,
+    /// No such conversation, event, secret or file.
+    #[error("Not Found")]
+    NotFound,
+    /// A path outside the workspace.
+    #[error("{0}")]
+    Forbidden(String),
+    /// `run` while the loop runs.
+    #[error("Conversation already running. Wait for completion or pause first.")]
+    AlreadyRunning,
+    /// The request conflicts with the current state (e.g. a file changed since it was read).
+    #[error("{0}")]
+    Conflict(String),
+    /// The body, a query or a path parameter does not fit the schema.
+    #[error("invalid request: {}", .0.first().map_or("", |i| i.msg.as_str()))]
+    Validation(Vec<ValidationErrorItem>),
+    /// The body is over the limit.
+    #[error("{0}")]
+    TooLarge(String),
+    /// Over `max_concurrent_runs`.
+    #[error("Too many conversations are running ({0} at most); wait for one to finish.")]
+    TooManyRuns(usize),
+    /// The request cannot be served as asked.
+    #[error("{0}")]
+    BadRequest(String),
+    /// A file is binary or too large to be shown as text.
+    #[error("{0}")]
+    Unprocessable(String),
+    /// The LLM (or another upstream) failed or answered unusably.
+    #[error("{0}")]
+    Upstream(String),
+    /// Something broke on the server.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// A 422 about one field.
+    pub fn field(loc: &[&str], kind: &str, msg: impl Into<String>, input: Value) -> Self {
+        Self::Validation(vec![ValidationErrorItem {
+            kind: kind.to_owned(),
+            loc: loc.iter().map(|s| Value::String((*s).to_owned())).collect(),
+            msg: msg.into(),
+            input,
+        }])
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::AlreadyRunning | Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Validation(_) | Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::TooManyRuns(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Upstream(_) => StatusCode::BAD_GATEWAY,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Unauthorized => "unauthorized",
+            Self::NotFound => "not_found",
+            Self::Forbidden(_) => "outside_workspace",
+            Self::AlreadyRunning => "already_running",
+            Self::Conflict(_) => "conflict",
+            Self::Validation(_) => "validation_error",
+            Self::Unprocessable(_) => "unprocessable",
+            Self::TooLarge(_) => "payload_too_large",
+            Self::TooManyRuns(_) => "too_many_runs",
+            Self::BadRequest(_) => "bad_request",
+            Self::Upstream(_) => "upstream_error",
+            Self::Internal(_) => "internal_error",
+        }
+    }
+}
+
+impl From<SdkError> for ApiError {
+    fn from(e: SdkError) -> Self {
+        match e {
+            SdkError::NotFound(_) => Self::NotFound,
+            SdkError::AlreadyRunning => Self::AlreadyRunning,
+            SdkError::InvalidState(m) => Self::Conflict(m),
+            SdkError::Config(m) => Self::BadRequest(m),
+            SdkError::Llm(e) => Self::Upstream(e.to_string()),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let body = match &self {
+            Self::Validation(items) => json!(ValidationErrorResponse {
+                detail: items.clone()
+            }),
+            // Exactly upstream's bodies, which clients compare.
+            Self::Unauthorized | Self::NotFound => json!({"detail": self.to_string()}),
+            other => json!(ErrorResponse {
+                detail: other.to_string(),
+                code: Some(other.code().to_owned())
+            }),
+        };
+        if status.is_server_error() {
+            tracing::warn!(code = self.code(), "{self}");
+        }
+        (status, axum::Json(body)).into_response()
+    }
+}

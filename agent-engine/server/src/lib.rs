@@ -1,0 +1,193 @@
+//! `tandem-server`: the Tandem agent server. An axum router speaking the OpenHands agent-server
+//! 1.58 protocol (REST under `/api`, the event WebSocket under `/sockets/events/{id}`, bash and
+//! file endpoints) so the official Python client and our `RemoteWorkspace` can drive it, plus
+//! Tandem's additions: the PTY socket, workspace tree/file/diff endpoints for the editor, an
+//! SSE event stream, and an OpenAI-compatible `/v1` gateway. Every route is listed once in
+//! [`routes`], which also yields the OpenAPI document served at `/openapi.json`.
+//!
+//! Depends on the engine (`tandem-sdk`, `tandem-tools`, `tandem-llm`, `tandem-protocol`); the
+//! engine never depends on it. Entry points: [`Server::start`] (state, recovery, idle
+//! eviction) then [`Server::router`] or [`Server::serve`]; [`ServerConfig::from_env`].
+
+mod auth;
+mod bash;
+mod config;
+mod conversations;
+mod error;
+mod events;
+mod extract;
+mod files;
+mod gateway;
+mod info;
+mod registry;
+pub mod routes;
+mod secrets;
+mod server_info;
+mod sockets;
+mod workspace;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::response::IntoResponse;
+
+pub use auth::{AUTH_TIMEOUT, CLOSE_NOT_FOUND, CLOSE_UNAUTHORIZED};
+pub use config::{ServerConfig, env_key_for, keys_from_env};
+pub use error::{ApiError, Result};
+pub use gateway::{CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS};
+pub use info::{Redact, redact_agent};
+
+use crate::bash::BashService;
+use crate::registry::Registry;
+use crate::secrets::SecretStore;
+
+/// Shared state of every handler. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+/// What the state holds.
+pub struct Inner {
+    /// The configuration.
+    pub config: Arc<ServerConfig>,
+    registry: Registry,
+    bash: Arc<BashService>,
+    secrets: SecretStore,
+    started: Instant,
+    last_request: Mutex<Instant>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    fn touch(&self) {
+        *self.last_request.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn idle_secs(&self) -> f64 {
+        self.last_request
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .elapsed()
+            .as_secs_f64()
+            .floor()
+    }
+}
+
+/// A dashed id from a catalog id (32 hex).
+pub(crate) fn info_id(id: &str) -> String {
+    uuid::Uuid::parse_str(id)
+        .map(|u| u.hyphenated().to_string())
+        .unwrap_or_else(|_| id.to_owned())
+}
+
+async fn openapi_json() -> axum::response::Response {
+    Json(routes::openapi()).into_response()
+}
+
+/// A running server: its state and background tasks. Dropping it stops the idle sweeper;
+/// call [`shutdown`](Self::shutdown) to close every conversation cleanly.
+#[derive(Debug)]
+pub struct Server {
+    state: AppState,
+    sweeper: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// Builds the state, opens conversations persisted as `running` (crash recovery) and
+    /// starts the idle-conversation sweeper.
+    pub async fn start(config: ServerConfig) -> Self {
+        let config = Arc::new(config);
+        let bash = Arc::new(BashService::new(
+            config.bash_events_dir.clone(),
+            config.workspace_path.clone(),
+        ));
+        let state = AppState(Arc::new(Inner {
+            registry: Registry::new(Arc::clone(&config)),
+            secrets: SecretStore::new(config.secrets_file.clone()),
+            bash,
+            config: Arc::clone(&config),
+            started: Instant::now(),
+            last_request: Mutex::new(Instant::now()),
+        }));
+        if let Err(e) = std::fs::create_dir_all(&config.workspace_path) {
+            tracing::warn!(
+                "cannot create the default workspace {}: {e}",
+                config.workspace_path.display()
+            );
+        }
+        state.registry.recover().await;
+        let sweep_state = state.clone();
+        let every = (config.idle_ttl / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
+        let sweeper = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                sweep_state.registry.evict_idle().await;
+            }
+        });
+        Self { state, sweeper }
+    }
+
+    /// The shared state.
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// The full router: every route, authentication, body limits.
+    pub fn router(&self) -> Router {
+        routes::router(self.state.config.max_upload_bytes)
+            .layer(axum::middleware::from_fn_with_state(
+                self.state.clone(),
+                auth::require_key,
+            ))
+            .layer(DefaultBodyLimit::max(self.state.config.max_body_bytes))
+            .with_state(self.state.clone())
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then closes every conversation.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let app = self.router();
+        let result = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await;
+        self.shutdown().await;
+        result
+    }
+
+    /// Closes every live conversation (state saved, shells stopped).
+    pub async fn shutdown(&self) {
+        self.sweeper.abort();
+        self.state.registry.shutdown().await;
+    }
+
+    /// Number of conversations whose run loop is active.
+    pub async fn running(&self) -> usize {
+        self.state.registry.running().await
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.sweeper.abort();
+    }
+}

@@ -1,0 +1,539 @@
+//! The registry of conversations: live actors by id, opened on access and closed when idle;
+//! conversation creation (the posted agent's LLM and tools built in memory); the run limit;
+//! and crash recovery at startup (conversations persisted as `running` are opened at once so
+//! the engine records what the crash interrupted).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse, OpenAiChat};
+use tandem_protocol::{
+    AgentSpec, ConversationInfo, ConversationState, ExecutionStatus, LlmConfig,
+    StartConversationRequest,
+};
+use tandem_sdk::{
+    Conversation, ConversationHandle, ConversationMeta, ConversationOptions, ConversationStore,
+    Runtime, SecretSource, Tool,
+};
+use tandem_tools::terminal::TerminalTool;
+use tokio_util::sync::CancellationToken;
+
+use crate::bash::BashService;
+use crate::config::{ServerConfig, env_key_for};
+use crate::error::{ApiError, Result};
+use crate::info::conversation_info;
+use crate::workspace::Baseline;
+
+/// Tags set through PATCH (the engine keeps the ones given at creation).
+const TAGS_FILE: &str = "tandem_tags.json";
+
+/// A conversation whose actor is running in this server.
+pub struct Live {
+    /// The actor's handle.
+    pub handle: ConversationHandle,
+    /// The agent's terminal (for `/sockets/pty`).
+    pub terminal: Arc<TerminalTool>,
+    /// The tools the agent runs with (for `ask_agent`'s tool list).
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// The agent's LLM (for `ask_agent`).
+    pub llm: Arc<dyn Llm>,
+    /// Whether the LLM has a key (shown as `**********` in socket frames).
+    pub has_key: bool,
+    /// The workspace root.
+    pub workspace: PathBuf,
+    /// Per-conversation bash commands.
+    pub bash: Arc<BashService>,
+    last_access: Mutex<Instant>,
+    watchers: AtomicUsize,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("id", &self.handle.id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Live {
+    /// Marks a socket or stream attached until the guard drops (an attached conversation is
+    /// never evicted).
+    pub fn watch(self: &Arc<Self>) -> WatchGuard {
+        self.watchers.fetch_add(1, Ordering::SeqCst);
+        WatchGuard(Arc::clone(self))
+    }
+
+    /// Whether the run loop is active.
+    pub fn running(&self) -> bool {
+        self.handle.run_state().borrow().active
+    }
+
+    fn touch(&self) {
+        *self.last_access.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_access
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .elapsed()
+    }
+
+    /// The tags set through PATCH, if any.
+    pub fn tags(&self) -> Option<BTreeMap<String, String>> {
+        read_tags(self.handle.dir())
+    }
+
+    /// `ConversationInfo` now.
+    pub fn info(&self) -> ConversationInfo {
+        let view = self.handle.view();
+        conversation_info(&view.state, &view.meta, self.tags(), self.has_key)
+    }
+}
+
+/// Keeps a conversation in memory while a watcher is attached.
+#[derive(Debug)]
+pub struct WatchGuard(Arc<Live>);
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        self.0.watchers.fetch_sub(1, Ordering::SeqCst);
+        self.0.touch();
+    }
+}
+
+fn read_tags(dir: &Path) -> Option<BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(dir.join(TAGS_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Live conversations and the store behind them.
+pub struct Registry {
+    store: ConversationStore,
+    config: Arc<ServerConfig>,
+    live: tokio::sync::Mutex<HashMap<String, Arc<Live>>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("root", &self.store.root())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Registry {
+    /// A registry over `config.conversations_path`.
+    pub fn new(config: Arc<ServerConfig>) -> Self {
+        Self {
+            store: ConversationStore::new(config.conversations_path.clone()),
+            config,
+            live: Default::default(),
+        }
+    }
+
+    /// Opens every conversation persisted as `running`: the engine records an error for each
+    /// tool the crash interrupted and leaves it `error`, resumable with `run`.
+    pub async fn recover(&self) {
+        for meta in self.store.list() {
+            let Ok(dir) = self.store.dir_for(&meta.id) else {
+                continue;
+            };
+            let running =
+                read_state(&dir).is_some_and(|s| s.execution_status == ExecutionStatus::Running);
+            if running {
+                match self.get(&crate::info_id(&meta.id)).await {
+                    Ok(_) => {
+                        tracing::info!(conversation = %meta.id, "recovered a conversation that was running")
+                    }
+                    Err(e) => tracing::warn!(conversation = %meta.id, "could not recover: {e}"),
+                }
+            }
+        }
+    }
+
+    /// The live conversation `id` (dashed), opening it from disk if needed.
+    pub async fn get(&self, id: &str) -> Result<Arc<Live>> {
+        let mut live = self.live.lock().await;
+        if let Some(l) = live.get(id) {
+            l.touch();
+            return Ok(Arc::clone(l));
+        }
+        let dir = self.store.dir_for(id).map_err(|_| ApiError::NotFound)?;
+        let Some(state) = read_state(&dir) else {
+            return Err(ApiError::NotFound);
+        };
+        let (llm, has_key) = build_llm(&state.agent.llm, &self.config, false)?;
+        let (tools, terminal) = build_tools(&state.agent, &self.config)
+            .unwrap_or_else(|_| default_tool_set(&self.config));
+        let runtime = Runtime {
+            llm: Arc::clone(&llm),
+            tools: tools.clone(),
+        };
+        let (handle, warnings) = Conversation::open(&self.store, id, runtime).await?;
+        for w in warnings {
+            tracing::warn!(conversation = %id, "{w}");
+        }
+        let workspace = PathBuf::from(&state.workspace.working_dir);
+        Baseline::ensure(handle.dir(), &workspace).await;
+        let entry = self.entry(handle, terminal, tools, llm, has_key, workspace);
+        live.insert(id.to_owned(), Arc::clone(&entry));
+        Ok(entry)
+    }
+
+    fn entry(
+        &self,
+        handle: ConversationHandle,
+        terminal: Arc<TerminalTool>,
+        tools: Vec<Arc<dyn Tool>>,
+        llm: Arc<dyn Llm>,
+        has_key: bool,
+        workspace: PathBuf,
+    ) -> Arc<Live> {
+        let bash = Arc::new(BashService::new(
+            handle.dir().join("bash_events"),
+            workspace.clone(),
+        ));
+        Arc::new(Live {
+            handle,
+            terminal,
+            tools,
+            llm,
+            has_key,
+            workspace,
+            bash,
+            last_access: Mutex::new(Instant::now()),
+            watchers: AtomicUsize::new(0),
+        })
+    }
+
+    /// Whether conversation `id` exists (live or on disk).
+    pub async fn exists(&self, id: &str) -> bool {
+        if self.live.lock().await.contains_key(id) {
+            return true;
+        }
+        self.store
+            .dir_for(id)
+            .is_ok_and(|d| d.join("base_state.json").is_file())
+    }
+
+    /// Creates a conversation; `Ok((live, false))` when `conversation_id` already exists.
+    pub async fn create(&self, req: StartConversationRequest) -> Result<(Arc<Live>, bool)> {
+        let id = match &req.conversation_id {
+            Some(raw) => uuid::Uuid::parse_str(raw)
+                .map(|u| u.hyphenated().to_string())
+                .map_err(|e| {
+                    ApiError::field(
+                        &["body", "conversation_id"],
+                        "uuid_parsing",
+                        format!("Input should be a valid UUID, {e}"),
+                        Value::from(raw.as_str()),
+                    )
+                })?,
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        if self.exists(&id).await {
+            return Ok((self.get(&id).await?, false));
+        }
+        let (llm, has_key) = build_llm(&req.agent.llm, &self.config, true)?;
+        let (tools, terminal) = build_tools(&req.agent, &self.config)?;
+        let workspace = match &req.workspace {
+            Some(w) if !w.working_dir.trim().is_empty() => PathBuf::from(&w.working_dir),
+            _ => self.config.workspace_path.clone(),
+        };
+        if !workspace.is_absolute() {
+            return Err(ApiError::field(
+                &["body", "workspace", "working_dir"],
+                "value_error",
+                "the working directory must be an absolute path",
+                Value::from(workspace.to_string_lossy().as_ref()),
+            ));
+        }
+        let mut options = ConversationOptions::new(req.agent.clone(), workspace);
+        options.id = Some(id.clone());
+        if let Some(p) = req.confirmation_policy.clone() {
+            options.confirmation_policy = p;
+        }
+        if let Some(n) = req.max_iterations {
+            options.max_iterations = n;
+        }
+        if let Some(s) = req.stuck_detection {
+            options.stuck_detection = s;
+        }
+        options.tags = req.tags.clone().unwrap_or_default();
+        options.secrets = parse_secrets(req.secrets.as_ref(), &["body", "secrets"])?;
+        let mut extra = req.extra.clone();
+        for k in [
+            "tool_module_qualnames",
+            "client_tools",
+            "hook_config",
+            "plugins",
+            "autotitle",
+        ] {
+            if let Some(v) = extra.remove(k) {
+                options.meta_extra.insert(k.to_owned(), v);
+            }
+        }
+        drop(extra);
+        let runtime = Runtime {
+            llm: Arc::clone(&llm),
+            tools: tools.clone(),
+        };
+        let handle = Conversation::create(&self.store, options, runtime).await?;
+        let workspace = PathBuf::from(&handle.state().workspace.working_dir);
+        Baseline::ensure(handle.dir(), &workspace).await;
+        if let Some(analyzer) = req.security_analyzer.clone() {
+            handle.set_security_analyzer(Some(analyzer)).await?;
+        }
+        let entry = self.entry(handle, terminal, tools, llm, has_key, workspace);
+        self.live.lock().await.insert(id, Arc::clone(&entry));
+        Ok((entry, true))
+    }
+
+    /// Runs now.
+    pub async fn running(&self) -> usize {
+        self.live
+            .lock()
+            .await
+            .values()
+            .filter(|l| l.running())
+            .count()
+    }
+
+    /// 429 when another run would exceed `max_concurrent_runs`.
+    pub async fn check_capacity(&self) -> Result<()> {
+        let max = self.config.max_concurrent_runs;
+        if self.running().await >= max {
+            return Err(ApiError::TooManyRuns(max));
+        }
+        Ok(())
+    }
+
+    /// Closes and deletes conversation `id`.
+    pub async fn delete(&self, id: &str) -> Result<()> {
+        let removed = self.live.lock().await.remove(id);
+        if let Some(l) = removed {
+            l.handle.close().await?;
+        } else if !self.exists(id).await {
+            return Err(ApiError::NotFound);
+        }
+        let store = self.store.clone();
+        let id = id.to_owned();
+        tokio::task::spawn_blocking(move || store.delete(&id))
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))??;
+        Ok(())
+    }
+
+    /// Info of conversation `id` without opening it (read from disk when not live).
+    pub async fn info(&self, id: &str) -> Option<ConversationInfo> {
+        if let Some(l) = self.live.lock().await.get(id).cloned() {
+            return Some(l.info());
+        }
+        let dir = self.store.dir_for(id).ok()?;
+        let state = read_state(&dir)?;
+        let meta = read_meta(&dir)
+            .unwrap_or_else(|| ConversationMeta::new(&state.id, None, chrono::Utc::now()));
+        Some(conversation_info(&state, &meta, read_tags(&dir), false))
+    }
+
+    /// Every conversation's info, oldest first.
+    pub async fn list(&self) -> Vec<ConversationInfo> {
+        let mut out = Vec::new();
+        for meta in self.store.list() {
+            let id = crate::info_id(&meta.id);
+            if let Some(info) = self.info(&id).await {
+                out.push(info);
+            }
+        }
+        out
+    }
+
+    /// Closes conversations idle longer than the TTL with nothing running or attached.
+    pub async fn evict_idle(&self) {
+        let ttl = self.config.idle_ttl;
+        let idle: Vec<Arc<Live>> = {
+            let mut live = self.live.lock().await;
+            let ids: Vec<String> = live
+                .iter()
+                .filter(|(_, l)| {
+                    !l.running() && l.watchers.load(Ordering::SeqCst) == 0 && l.idle_for() >= ttl
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| live.remove(id)).collect()
+        };
+        for l in idle {
+            tracing::debug!(conversation = %l.handle.id(), "closing an idle conversation");
+            if let Err(e) = l.handle.close().await {
+                tracing::warn!(conversation = %l.handle.id(), "closing: {e}");
+            }
+        }
+    }
+
+    /// Closes every live conversation (state saved, tools stopped).
+    pub async fn shutdown(&self) {
+        let all: Vec<Arc<Live>> = self.live.lock().await.drain().map(|(_, l)| l).collect();
+        for l in all {
+            let _ = l.handle.close().await;
+        }
+    }
+
+    /// Writes the PATCH tags of `id`.
+    pub fn set_tags(&self, dir: &Path, tags: &BTreeMap<String, String>) -> Result<()> {
+        let bytes = serde_json::to_vec(tags).map_err(|e| ApiError::Internal(e.to_string()))?;
+        tandem_sdk::atomic_write(&dir.join(TAGS_FILE), &bytes).map_err(ApiError::from)
+    }
+}
+
+fn read_state(dir: &Path) -> Option<ConversationState> {
+    let text = std::fs::read_to_string(dir.join("base_state.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn read_meta(dir: &Path) -> Option<ConversationMeta> {
+    let text = std::fs::read_to_string(dir.join("meta.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Parses secrets in upstream's shapes; 422 naming the bad one.
+pub fn parse_secrets(
+    secrets: Option<&BTreeMap<String, Value>>,
+    loc: &[&str],
+) -> Result<Vec<(String, SecretSource)>> {
+    let mut out = Vec::new();
+    for (name, v) in secrets.into_iter().flatten() {
+        let source = SecretSource::from_json(v).map_err(|e| {
+            let mut l: Vec<&str> = loc.to_vec();
+            l.push(name);
+            ApiError::field(&l, "value_error", e, Value::Null)
+        })?;
+        out.push((name.clone(), source));
+    }
+    Ok(out)
+}
+
+/// Builds the LLM client for `config`. Without a key in the config the environment's is used
+/// (`LLM_API_KEY`, the provider's variable, or the server's profile of the same model): posted
+/// keys live in memory only. `strict`: a config that cannot work is a 422 (at creation); else
+/// an LLM that reports the problem on use (a conversation still opens and shows its events).
+pub fn build_llm(
+    config: &LlmConfig,
+    server: &ServerConfig,
+    strict: bool,
+) -> Result<(Arc<dyn Llm>, bool)> {
+    let mut c = config.clone();
+    if c.api_key.is_none() {
+        c.api_key = server
+            .profiles
+            .values()
+            .find(|p| p.model == c.model && p.api_key.is_some())
+            .and_then(|p| p.api_key.clone())
+            .or_else(|| env_key_for(&c.model));
+    }
+    let has_key = c.api_key.is_some();
+    match OpenAiChat::new(c) {
+        Ok(llm) => Ok((Arc::new(llm), has_key)),
+        Err(e) if strict => Err(ApiError::field(
+            &["body", "agent", "llm"],
+            "value_error",
+            e.to_string(),
+            Value::from(config.model.as_str()),
+        )),
+        Err(e) => Ok((
+            Arc::new(UnavailableLlm {
+                config: config.without_key(),
+                reason: e.to_string(),
+            }),
+            false,
+        )),
+    }
+}
+
+/// An LLM that cannot be used; every call fails with the reason.
+struct UnavailableLlm {
+    config: LlmConfig,
+    reason: String,
+}
+
+impl Llm for UnavailableLlm {
+    fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    fn completion<'a>(
+        &'a self,
+        _request: LlmRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'a, tandem_llm::Result<LlmResponse>> {
+        let reason = self.reason.clone();
+        Box::pin(async move { Err(LlmError::Config(reason)) })
+    }
+}
+
+/// The tools an agent spec names, and the terminal (always made, for the PTY socket).
+/// Unknown names are a 422 naming the entry.
+pub fn build_tools(
+    spec: &AgentSpec,
+    server: &ServerConfig,
+) -> Result<(Vec<Arc<dyn Tool>>, Arc<TerminalTool>)> {
+    let terminal = Arc::new(match server.terminal_soft_timeout {
+        Some(t) => TerminalTool::new().with_soft_timeout(t),
+        None => TerminalTool::new(),
+    });
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    let add = |name: &str, tools: &mut Vec<Arc<dyn Tool>>| -> bool {
+        if tools.iter().any(|t| t.definition().name == name) {
+            return true;
+        }
+        let tool: Arc<dyn Tool> = match name {
+            "terminal" | "TerminalTool" | "BashTool" => Arc::clone(&terminal) as Arc<dyn Tool>,
+            "file_editor" | "FileEditorTool" => Arc::new(tandem_tools::FileEditorTool::new()),
+            "task_tracker" | "TaskTrackerTool" => Arc::new(tandem_tools::TaskTrackerTool::new()),
+            "finish" | "FinishTool" => Arc::new(tandem_tools::FinishTool::new()),
+            "think" | "ThinkTool" => Arc::new(tandem_tools::ThinkTool::new()),
+            _ => return false,
+        };
+        tools.push(tool);
+        true
+    };
+    for (i, t) in spec.tools.iter().enumerate() {
+        if !add(&t.name, &mut tools) {
+            let idx = i.to_string();
+            return Err(ApiError::field(
+                &["body", "agent", "tools", &idx, "name"],
+                "value_error",
+                format!(
+                    "unknown tool `{}`; this server has terminal, file_editor, task_tracker, finish and think",
+                    t.name
+                ),
+                Value::from(t.name.as_str()),
+            ));
+        }
+    }
+    for (i, name) in spec.include_default_tools.iter().enumerate() {
+        if !add(name, &mut tools) {
+            let idx = i.to_string();
+            return Err(ApiError::field(
+                &["body", "agent", "include_default_tools", &idx],
+                "value_error",
+                format!("unknown built-in tool `{name}`"),
+                Value::from(name.as_str()),
+            ));
+        }
+    }
+    Ok((tools, terminal))
+}
+
+fn default_tool_set(server: &ServerConfig) -> (Vec<Arc<dyn Tool>>, Arc<TerminalTool>) {
+    let spec = AgentSpec::default_for(LlmConfig::new("none"));
+    match build_tools(&spec, server) {
+        Ok(t) => t,
+        Err(_) => (Vec::new(), Arc::new(TerminalTool::new())),
+    }
+}

@@ -1,0 +1,133 @@
+//! `/sockets/pty/{conversation_id}` (Tandem): an interactive terminal. By default it attaches
+//! to the agent's own shell (the terminal tool's PTY, started if the agent has not used it
+//! yet): the scrollback first, then live output, so a person sees the agent's commands and can
+//! type into the same shell. `?mode=shell` opens a separate bash in the workspace instead,
+//! ended when the socket closes. Output goes out as binary frames; the client sends
+//! `{"type":"input","data"}` or `{"type":"resize","rows","cols"}` text frames (or raw binary
+//! input). Authentication as on the event socket.
+
+use std::sync::Arc;
+
+use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path as UrlPath, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use serde_json::json;
+use tandem_protocol::PtyClientFrame;
+use tandem_sdk::Tool;
+use tandem_tools::terminal::{TerminalSession, TerminalTool};
+use tokio::sync::broadcast;
+
+use crate::AppState;
+use crate::auth::{CLOSE_NOT_FOUND, authenticate, close, socket_pre_key};
+use crate::extract::QueryMap;
+
+/// Upgrades to the PTY socket.
+pub async fn handler(
+    ws: WebSocketUpgrade,
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+    headers: HeaderMap,
+    q: QueryMap,
+) -> Response {
+    let pre = socket_pre_key(&headers, &q);
+    ws.on_upgrade(move |socket| serve(socket, state, raw, q, pre))
+}
+
+async fn start(
+    tool: Arc<TerminalTool>,
+    dir: std::path::PathBuf,
+) -> std::io::Result<Arc<TerminalSession>> {
+    tokio::task::spawn_blocking(move || tool.start_session(&dir))
+        .await
+        .map_err(std::io::Error::other)?
+}
+
+async fn serve(
+    mut socket: WebSocket,
+    state: AppState,
+    raw: String,
+    q: QueryMap,
+    pre: Option<String>,
+) {
+    if !authenticate(&mut socket, &state.config.session_keys, pre).await {
+        return;
+    }
+    let live = match crate::extract::conversation_id(&raw) {
+        Ok(id) => state.registry.get(&id).await.ok(),
+        Err(_) => None,
+    };
+    let Some(live) = live else {
+        close(&mut socket, CLOSE_NOT_FOUND, "Conversation not found").await;
+        return;
+    };
+    let _guard = live.watch();
+    let own_shell = q.get("mode") == Some("shell");
+    let tool = if own_shell {
+        Arc::new(TerminalTool::new())
+    } else {
+        Arc::clone(&live.terminal)
+    };
+    let session = match start(Arc::clone(&tool), live.workspace.clone()).await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = socket
+                .send(WsMessage::Text(
+                    json!({"type": "error", "detail": format!("cannot start a shell: {e}")})
+                        .to_string()
+                        .into(),
+                ))
+                .await;
+            close(&mut socket, 1011, "cannot start a shell").await;
+            return;
+        }
+    };
+    let (scrollback, mut rx) = session.attach();
+    if !scrollback.is_empty()
+        && socket
+            .send(WsMessage::Binary(scrollback.into()))
+            .await
+            .is_err()
+    {
+        return;
+    }
+    let mut ping = tokio::time::interval(super::PING_INTERVAL);
+    ping.tick().await;
+    loop {
+        tokio::select! {
+            out = rx.recv() => match out {
+                Ok(bytes) => if socket.send(WsMessage::Binary(bytes)).await.is_err() { break },
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            incoming = socket.recv() => match incoming {
+                Some(Ok(WsMessage::Text(t))) => {
+                    if let Some(reply) = on_frame(&session, t.as_str()) {
+                        if socket.send(WsMessage::Text(reply.into())).await.is_err() { break }
+                    }
+                }
+                Some(Ok(WsMessage::Binary(b))) => {
+                    let _ = session.write_input(&b);
+                }
+                Some(Ok(WsMessage::Ping(_) | WsMessage::Pong(_))) => {}
+                Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => break,
+            },
+            _ = ping.tick() => {
+                if socket.send(WsMessage::Ping(Default::default())).await.is_err() { break }
+            }
+        }
+    }
+    if own_shell {
+        tool.close();
+    }
+}
+
+/// Applies one client frame; returns an error frame for bad input.
+fn on_frame(session: &TerminalSession, text: &str) -> Option<String> {
+    match serde_json::from_str::<PtyClientFrame>(text) {
+        Ok(PtyClientFrame::Input { data }) => session.write_input(data.as_bytes()).err().map(|e| json!({"type": "error", "detail": e.to_string()}).to_string()),
+        Ok(PtyClientFrame::Resize { rows, cols }) => session.resize(rows.max(1), cols.max(1)).err().map(|e| json!({"type": "error", "detail": e.to_string()}).to_string()),
+        Ok(PtyClientFrame::Auth { .. }) => None,
+        Err(e) => Some(json!({"type": "error", "code": "invalid_frame", "detail": format!("expected {{\"type\":\"input\",\"data\"}} or {{\"type\":\"resize\",\"rows\",\"cols\"}}: {e}")}).to_string()),
+    }
+}
