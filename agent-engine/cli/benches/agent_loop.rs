@@ -69,6 +69,7 @@ async fn one_run() -> (f64, f64, f64) {
             Step::tool_call("finish", json!({"message": "done"}))
         }
     }));
+    server.set_no_tools_text("Echo benchmark");
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let store = ConversationStore::new(home.path().join("conversations"));

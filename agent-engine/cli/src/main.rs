@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use tandem_llm::{Llm, OpenAiChat};
+use tandem_llm::Llm;
 use tandem_protocol::{AgentSpec, ConversationState, LlmConfig};
 use tandem_sdk::{Conversation, ConversationOptions, ConversationStore, Runtime};
 use tandem_testkit::ScriptedLlmServer;
@@ -129,9 +129,17 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
         } => {
             if let Some(url) = remote.server.clone() {
                 if max_budget.is_some() {
-                    bail!("--max-budget applies to local runs; the agent server sets its own limits");
+                    bail!(
+                        "--max-budget applies to local runs; the agent server sets its own limits"
+                    );
                 }
-                let req = remote::RunRequest { task, workspace, confirm, max_iterations, llm: &llm };
+                let req = remote::RunRequest {
+                    task,
+                    workspace,
+                    confirm,
+                    max_iterations,
+                    llm: &llm,
+                };
                 return remote::run(&remote, &url, req, &settings).await;
             }
             if task.trim().is_empty() {
@@ -254,7 +262,7 @@ fn llm_for(
 }
 
 fn client(config: &LlmConfig) -> Result<Arc<dyn Llm>> {
-    Ok(Arc::new(OpenAiChat::new(config.clone())?))
+    Ok(tandem_llm::agent_llm(config.clone())?)
 }
 
 fn runtime_for(llm: Arc<dyn Llm>) -> Runtime {

@@ -8,6 +8,7 @@
 
 mod actor;
 mod handle;
+mod metered;
 mod replay;
 
 use std::collections::BTreeMap;
@@ -47,6 +48,8 @@ pub struct ConversationOptions {
     pub tags: BTreeMap<String, String>,
     /// Fields kept in `meta.json` as given (e.g. the server's start request).
     pub meta_extra: Extra,
+    /// Ask the LLM for a short title after the first message (else the message is cut short).
+    pub autotitle: bool,
 }
 
 impl ConversationOptions {
@@ -60,6 +63,7 @@ impl ConversationOptions {
             max_iterations: 500,
             stuck_detection: true,
             max_budget_per_task: None,
+            autotitle: true,
             secrets: Vec::new(),
             tags: BTreeMap::new(),
             meta_extra: Extra::new(),
@@ -150,6 +154,17 @@ pub enum Command {
     Condense {
         /// Done.
         reply: oneshot::Sender<Result<()>>,
+    },
+    /// A generated title, applied only while the title is still `replaces` (the user may have
+    /// renamed the conversation meanwhile). Sent by the conversation's own title task.
+    #[doc(hidden)]
+    AutoTitle {
+        /// The generated title.
+        title: String,
+        /// The provisional title it replaces.
+        replaces: String,
+        /// The title calls, for the metrics.
+        replies: Vec<tandem_llm::LlmResponse>,
     },
     /// Set the title.
     SetTitle {

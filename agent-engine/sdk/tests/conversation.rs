@@ -195,7 +195,10 @@ impl Setup {
     fn options(&self) -> ConversationOptions {
         let mut agent = AgentSpec::default_for(LlmConfig::new("openai/scripted"));
         agent.tools.clear();
-        ConversationOptions::new(agent, self.workspace.path().to_path_buf())
+        let mut options = ConversationOptions::new(agent, self.workspace.path().to_path_buf());
+        // Scripts here answer the agent only; the title call has its own test.
+        options.autotitle = false;
+        options
     }
 
     async fn start(&self, options: ConversationOptions) -> ConversationHandle {
@@ -910,4 +913,121 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(e.path(), target).unwrap();
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn titles_come_from_the_llm_and_count_in_the_metrics() {
+    let s = Setup::new(vec![Step::text("Hi!")]);
+    s.server
+        .set_no_tools_text("\"Greeting the user politely.\"");
+    let mut options = s.options();
+    options.autotitle = true;
+    let h = s.start(options).await;
+    run_to_stop(
+        &h,
+        "please greet me and then explain what a monad is in many words",
+    )
+    .await;
+    for _ in 0..200 {
+        if h.view().meta.title.as_deref() == Some("Greeting the user politely") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        h.view().meta.title.as_deref(),
+        Some("Greeting the user politely")
+    );
+    assert!(h.state().stats.usage_to_metrics.contains_key("title"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_histories_are_condensed_and_the_log_keeps_everything() {
+    let steps: Vec<Step> = (0..12)
+        .map(|i| Step::tool_call("terminal", json!({"command": format!("echo {i}")})))
+        .chain([Step::text("done")])
+        .collect();
+    let s = Setup::new(steps);
+    s.server
+        .set_no_tools_text("Summary: the agent echoed numbers.");
+    let mut options = s.options();
+    options.agent.condenser =
+        Some(json!({"kind": "LLMSummarizingCondenser", "max_size": 12, "keep_first": 2}));
+    let h = s.start(options).await;
+    run_to_stop(&h, "count").await;
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    let events = h.events();
+    let condensations: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Condensation(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(!condensations.is_empty(), "no condensation happened");
+    assert_eq!(
+        condensations[0].summary.as_deref(),
+        Some("Summary: the agent echoed numbers.")
+    );
+    // The log keeps everything; the LLM saw the summary instead of the forgotten events.
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Observation(_)))
+            .count(),
+        12
+    );
+    let last = s
+        .server
+        .requests()
+        .into_iter()
+        .rfind(|r| r.get("tools").is_some())
+        .unwrap()
+        .to_string();
+    assert!(
+        last.contains("Summary: the agent echoed numbers."),
+        "{last}"
+    );
+    assert!(
+        !last.contains("ran echo 0\""),
+        "a forgotten observation was sent"
+    );
+    assert!(
+        s.server.violations().is_empty(),
+        "{:?}",
+        s.server.violations()
+    );
+    assert!(h.state().stats.usage_to_metrics.contains_key("condenser"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_explicit_condense_request_on_an_idle_conversation_condenses_now() {
+    let steps: Vec<Step> = (0..6)
+        .map(|i| Step::tool_call("terminal", json!({"command": format!("echo {i}")})))
+        .chain([Step::text("done")])
+        .collect();
+    let s = Setup::new(steps);
+    s.server.set_no_tools_text("Summary on request.");
+    let h = s.start(s.options()).await;
+    run_to_stop(&h, "count").await;
+    h.condense().await.unwrap();
+    for _ in 0..200 {
+        if h.events()
+            .iter()
+            .any(|e| matches!(e, Event::Condensation(_)))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let events = h.events();
+    let request = events
+        .iter()
+        .position(|e| matches!(e, Event::CondensationRequest(_)))
+        .unwrap();
+    let condensation = events
+        .iter()
+        .position(|e| matches!(e, Event::Condensation(_)))
+        .expect("condensed");
+    assert!(condensation > request);
 }

@@ -8,18 +8,21 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
 use tandem_protocol::{
-    Action, ActionEvent, CondensationRequest, ConversationErrorEvent, ConversationState,
-    ErrorClassification, Event, EventBase, ExecutionStatus, Extra, InterruptEvent, Message,
-    MessageEvent, Metrics, Observation, ObservationEvent, PauseEvent, ResponseLatency, Role,
-    Source, StreamingDeltaEvent, SystemPromptEvent, TextContent, UserRejectObservation,
+    Action, ActionEvent, Condensation, CondensationRequest, ConversationErrorEvent,
+    ConversationState, ErrorClassification, Event, EventBase, ExecutionStatus, Extra,
+    InterruptEvent, Message, MessageEvent, Metrics, Observation, ObservationEvent, PauseEvent,
+    ResponseLatency, Role, Source, StreamingDeltaEvent, SystemPromptEvent, TextContent,
+    UserRejectObservation,
 };
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::handle::{ConversationHandle, ConversationView, RunState, Shared};
+use super::metered::MeteredLlm;
 use super::replay::{apply_update, replay, title_from};
 use super::{Command, Conversation, ConversationOptions, Runtime};
 use crate::agent::{agent_error, llm_view, propose_actions, tool_definitions_json, tool_schemas};
+use crate::condenser::LlmSummarizingCondenser;
 use crate::context::{AgentContext, PromptVars, load_workspace_skills, render_system_prompt};
 use crate::error::{Result, SdkError};
 use crate::persistence::{ConversationMeta, ConversationStore, EventLog, unmatched_actions};
@@ -34,6 +37,7 @@ pub const RESTART_ERROR: &str = "A restart occurred while this tool was in progr
 /// Result of the slow part of a step.
 enum Phase {
     Llm(std::result::Result<LlmResponse, LlmError>),
+    Condense(Result<Condensation>),
     Tool(Box<ActionEvent>, Observation),
 }
 
@@ -70,6 +74,17 @@ struct Actor {
     inflight: Option<InFlight>,
     /// Set when persisting failed: the run stops and nothing more is acknowledged.
     broken: Option<String>,
+    /// Summarises old history; automatic only when the agent has a condenser configured.
+    condenser: LlmSummarizingCondenser,
+    condenser_llm: Arc<MeteredLlm>,
+    auto_condense: bool,
+    /// The event count at which condensing last failed or found nothing to forget: not
+    /// retried until the history grows.
+    condense_stalled_at: Option<usize>,
+    /// The current step's LLM call overflowed the context once already.
+    overflowed: bool,
+    /// Whether to ask the LLM for a title after the first message.
+    autotitle: bool,
 }
 
 impl Conversation {
@@ -118,6 +133,10 @@ impl Conversation {
         }
         let mut meta = ConversationMeta::new(&id, None, chrono::Utc::now());
         meta.extra = options.meta_extra.clone();
+        meta.extra.insert(
+            "autotitle".into(),
+            serde_json::Value::Bool(options.autotitle),
+        );
         let (dir, log) = store.create(&state, &meta)?;
         Ok(spawn(
             store.clone(),
@@ -209,6 +228,19 @@ fn spawn(
             .unwrap_or(true)
     });
     let masker = secrets.masker();
+    let condenser_spec = shared_view(&shared, |v| v.state.agent.condenser.clone());
+    let autotitle = shared_view(&shared, |v| {
+        v.meta
+            .extra
+            .get("autotitle")
+            .and_then(|a| a.as_bool())
+            .unwrap_or(true)
+    });
+    let condenser_llm = Arc::new(MeteredLlm::new(runtime.llm.clone(), "condenser"));
+    let mut condenser = LlmSummarizingCondenser::new(condenser_llm.clone());
+    if let Some(spec) = &condenser_spec {
+        condenser = condenser.with_spec(spec);
+    }
     let actor = Actor {
         schemas: tool_schemas(&tools, ask_risk),
         shared: shared.clone(),
@@ -230,6 +262,12 @@ fn spawn(
         awaiting,
         inflight: None,
         broken: None,
+        condenser,
+        condenser_llm,
+        auto_condense: condenser_spec.is_some(),
+        condense_stalled_at: None,
+        overflowed: false,
+        autotitle,
     };
     let mut actor = actor;
     if recover {
@@ -515,7 +553,28 @@ impl Actor {
                     Source::Environment,
                     leaf,
                 )));
+                self.condense_stalled_at = None;
+                // A running loop condenses before its next call; an idle one does it now.
+                if !self.active && self.inflight.is_none() {
+                    self.start_condense();
+                }
                 let _ = reply.send(Ok(()));
+            }
+            Command::AutoTitle {
+                title,
+                replaces,
+                replies,
+            } => {
+                let model = self.llm.config().model.clone();
+                for reply in &replies {
+                    self.record_metrics("title", &model, reply);
+                }
+                let current = shared_view(&self.shared, |v| v.meta.title.clone());
+                if current.as_deref() == Some(replaces.as_str()) && !title.is_empty() {
+                    let title = self.masker.mask(&title);
+                    self.write_view().meta.title = Some(title);
+                    self.save_state();
+                }
             }
             Command::SetTitle { title, reply } => {
                 let title = self.masker.mask(&title);
@@ -588,10 +647,32 @@ impl Actor {
         ));
         let needs_title = shared_view(&self.shared, |v| v.meta.title.is_none());
         if needs_title && !text.trim().is_empty() {
-            self.write_view().meta.title = Some(title_from(&self.masker.mask(&text)));
+            let masked = self.masker.mask(&text);
+            let provisional = title_from(&masked);
+            self.write_view().meta.title = Some(provisional.clone());
             self.save_state();
+            if self.autotitle {
+                self.spawn_title(masked, provisional);
+            }
         }
         Ok(())
+    }
+
+    /// Asks the LLM for a short title in the background; the actor applies it.
+    fn spawn_title(&self, message: String, provisional: String) {
+        let llm = Arc::new(MeteredLlm::new(self.llm.clone(), "title"));
+        let commands = self.shared.commands.clone();
+        tokio::spawn(async move {
+            let title =
+                crate::title::generate_title(llm.as_ref(), &message, CancellationToken::new())
+                    .await;
+            let replies = llm.take_replies();
+            let _ = commands.send(Command::AutoTitle {
+                title,
+                replaces: provisional,
+                replies,
+            });
+        });
     }
 
     fn ensure_system_prompt(&mut self) -> Result<()> {
@@ -751,8 +832,77 @@ impl Actor {
             self.end_run(Some(ExecutionStatus::Error));
             return;
         }
+        if self.wants_condensation() {
+            self.start_condense();
+            return;
+        }
         self.iterations += 1;
         self.start_llm_call();
+    }
+
+    /// Whether to condense before the next LLM call: the history outgrew the condenser (when
+    /// the agent has one) or someone asked for it; not again until the history grows after a
+    /// condensation that failed or found nothing to forget.
+    fn wants_condensation(&self) -> bool {
+        let (len, requested, too_long) = shared_view(&self.shared, |v| {
+            let last_request = v
+                .events
+                .iter()
+                .rposition(|e| matches!(e, Event::CondensationRequest(_)));
+            let last_condensation = v
+                .events
+                .iter()
+                .rposition(|e| matches!(e, Event::Condensation(_)));
+            let requested = match (last_request, last_condensation) {
+                (Some(r), Some(c)) => r > c,
+                (Some(_), None) => true,
+                _ => false,
+            };
+            let too_long = self.auto_condense && self.condenser.should_condense(&v.events);
+            (v.events.len(), requested, too_long)
+        });
+        (requested || too_long || self.overflowed) && self.condense_stalled_at != Some(len)
+    }
+
+    fn start_condense(&mut self) {
+        let events = shared_view(&self.shared, |v| v.events.clone());
+        let condenser = self.condenser.clone();
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        let future =
+            async move { Phase::Condense(condenser.condense(&events, token).await) }.boxed();
+        self.inflight = Some(InFlight {
+            cancel,
+            future,
+            is_llm: true,
+        });
+    }
+
+    fn on_condensed(&mut self, result: Result<Condensation>) {
+        let model = self.condenser_llm.config().model.clone();
+        for reply in self.condenser_llm.take_replies() {
+            self.record_metrics("condenser", &model, &reply);
+        }
+        match result {
+            Ok(mut condensation) => {
+                condensation.base.parent_id = self.leaf();
+                self.emit(Event::Condensation(condensation));
+                self.condense_stalled_at = None;
+            }
+            Err(e) => {
+                let len = shared_view(&self.shared, |v| v.events.len());
+                self.condense_stalled_at = Some(len);
+                tracing::warn!(conversation = %self.shared.id, "condensation failed: {e}");
+                if self.overflowed && self.active {
+                    self.conversation_error(
+                        "LLMContextWindowExceedError",
+                        format!("The conversation no longer fits the model's context window and could not be condensed: {e}"),
+                        ErrorClassification { kind: "llm".into(), retryable: false, user_action: "none".into(), error_id: None },
+                    );
+                    self.end_run(Some(ExecutionStatus::Error));
+                }
+            }
+        }
     }
 
     fn start_llm_call(&mut self) {
@@ -837,8 +987,18 @@ impl Actor {
 
     async fn on_phase_done(&mut self, phase: Phase) {
         match phase {
-            Phase::Llm(Ok(response)) => self.on_llm_response(response),
+            Phase::Llm(Ok(response)) => {
+                self.overflowed = false;
+                self.on_llm_response(response)
+            }
             Phase::Llm(Err(LlmError::Cancelled)) => {}
+            Phase::Llm(Err(LlmError::ContextWindowExceeded(detail))) if !self.overflowed => {
+                // Condense, then try the step again; a second overflow is an error.
+                tracing::info!(conversation = %self.shared.id, "context window exceeded, condensing: {detail}");
+                self.overflowed = true;
+                self.iterations = self.iterations.saturating_sub(1);
+            }
+            Phase::Condense(result) => self.on_condensed(result),
             Phase::Llm(Err(e)) => {
                 let classification = ErrorClassification {
                     kind: if e.is_retryable() {
@@ -862,7 +1022,11 @@ impl Actor {
     }
 
     fn on_llm_response(&mut self, response: LlmResponse) {
-        self.record_metrics(&response);
+        let (usage_id, model) = (
+            self.llm.config().usage_id.clone(),
+            self.llm.config().model.clone(),
+        );
+        self.record_metrics(&usage_id, &model, &response);
         if let Some((spent, budget)) = self.over_budget() {
             // The reply was paid for but is not acted on: the budget is a hard stop.
             self.conversation_error(
@@ -972,10 +1136,9 @@ impl Actor {
         })
     }
 
-    fn record_metrics(&mut self, response: &LlmResponse) {
-        let config = self.llm.config();
-        let usage_id = config.usage_id.clone();
-        let model = config.model.clone();
+    fn record_metrics(&mut self, usage_id: &str, model: &str, response: &LlmResponse) {
+        let usage_id = usage_id.to_owned();
+        let model = model.to_owned();
         let stats_value = {
             let mut view = self.write_view();
             let metrics = view
@@ -986,7 +1149,10 @@ impl Actor {
                 .or_insert_with(|| Metrics::new(&model));
             metrics.accumulated_cost += response.cost;
             let mut usage = response.usage.clone();
-            usage.model.clone_from(&model);
+            if usage.model.is_empty() {
+                // A router names the model that served the call; keep that when given.
+                usage.model.clone_from(&model);
+            }
             usage.response_id.clone_from(&response.id);
             metrics
                 .accumulated_token_usage
