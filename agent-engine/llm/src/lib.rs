@@ -88,3 +88,18 @@ pub trait Llm: Send + Sync {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<LlmResponse>>;
 }
+
+/// The client an agent uses for `config`: the wire protocol its `provider/model` name calls
+/// for, tools described in the prompt when the model has no native function calling, and raw
+/// completion logs when `log_completions` is on. What the CLI, the server and the desktop all
+/// build their agents with.
+pub fn agent_llm(config: LlmConfig) -> Result<std::sync::Arc<dyn Llm>> {
+    let prompt_tools = prompt_tools::needs_prompt_tools(&config);
+    let client = client_for(config)?;
+    let client: std::sync::Arc<dyn Llm> =
+        if prompt_tools { std::sync::Arc::new(PromptToolCalling::new(client)) } else { client };
+    Ok(match LoggingLlm::from_config(client) {
+        Ok(logging) => std::sync::Arc::new(logging),
+        Err(plain) => plain,
+    })
+}
