@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::kind::tagged_enum;
-use crate::{Action, Content, Extra, Message, MessageToolCall, Observation, SecurityRisk, TextContent};
+use crate::{
+    Action, Content, Extra, Message, MessageToolCall, Observation, SecurityRisk, TextContent,
+};
 
 /// Who an event comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -34,7 +36,12 @@ pub struct EventBase {
 impl EventBase {
     /// A fresh id and the current time.
     pub fn new(source: Source, parent_id: Option<String>) -> Self {
-        Self { id: new_event_id(), timestamp: now_timestamp(), source, parent_id }
+        Self {
+            id: new_event_id(),
+            timestamp: now_timestamp(),
+            source,
+            parent_id,
+        }
     }
 }
 
@@ -45,7 +52,10 @@ pub fn new_event_id() -> String {
 
 /// The current local time in the upstream event timestamp format.
 pub fn now_timestamp() -> String {
-    chrono::Local::now().naive_local().format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
+    chrono::Local::now()
+        .naive_local()
+        .format("%Y-%m-%dT%H:%M:%S%.6f")
+        .to_string()
 }
 
 /// The system prompt and the tools offered to the model; the first event of a conversation.
@@ -182,12 +192,22 @@ fn none() -> String {
 impl ErrorClassification {
     /// An error in the agent's tool call that the model can fix by trying again.
     pub fn agent_action() -> Self {
-        Self { kind: "agent_action".into(), retryable: true, user_action: "retry".into(), error_id: None }
+        Self {
+            kind: "agent_action".into(),
+            retryable: true,
+            user_action: "retry".into(),
+            error_id: None,
+        }
     }
 
     /// An engine-side error nobody can retry.
     pub fn internal() -> Self {
-        Self { kind: "internal".into(), retryable: false, user_action: "none".into(), error_id: None }
+        Self {
+            kind: "internal".into(),
+            retryable: false,
+            user_action: "none".into(),
+            error_id: None,
+        }
     }
 }
 

@@ -35,7 +35,11 @@ pub struct TextContent {
 impl TextContent {
     /// Text content without a cache breakpoint.
     pub fn new(text: impl Into<String>) -> Self {
-        Self { cache_prompt: false, text: text.into(), extra: Extra::new() }
+        Self {
+            cache_prompt: false,
+            text: text.into(),
+            extra: Extra::new(),
+        }
     }
 }
 

@@ -122,7 +122,10 @@ impl ConfirmationPolicy {
         match self {
             Self::AlwaysConfirm => true,
             Self::NeverConfirm => false,
-            Self::ConfirmRisky { threshold, confirm_unknown } => {
+            Self::ConfirmRisky {
+                threshold,
+                confirm_unknown,
+            } => {
                 if risk == SecurityRisk::Unknown {
                     *confirm_unknown
                 } else {
@@ -219,7 +222,10 @@ impl Metrics {
     pub fn new(model_name: impl Into<String>) -> Self {
         let model_name = model_name.into();
         Self {
-            accumulated_token_usage: Some(TokenUsage { model: model_name.clone(), ..TokenUsage::default() }),
+            accumulated_token_usage: Some(TokenUsage {
+                model: model_name.clone(),
+                ..TokenUsage::default()
+            }),
             model_name,
             accumulated_cost: 0.0,
             max_budget_per_task: None,
@@ -240,7 +246,10 @@ pub struct ConversationStats {
 impl ConversationStats {
     /// Total cost over all usage ids.
     pub fn total_cost(&self) -> f64 {
-        self.usage_to_metrics.values().map(|m| m.accumulated_cost).sum()
+        self.usage_to_metrics
+            .values()
+            .map(|m| m.accumulated_cost)
+            .sum()
     }
 
     /// Total prompt + completion tokens over all usage ids.
@@ -278,7 +287,11 @@ pub struct LlmConfig {
     #[serde(default = "default_retry_max_wait", with = "whole_number")]
     pub retry_max_wait: f64,
     /// Request timeout, seconds (an integer on the wire when whole, as upstream).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "whole_number::option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "whole_number::option"
+    )]
     pub timeout: Option<f64>,
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -410,7 +423,10 @@ impl LlmConfig {
 
     /// The same config without its key, for persisting or echoing.
     pub fn without_key(&self) -> Self {
-        Self { api_key: None, ..self.clone() }
+        Self {
+            api_key: None,
+            ..self.clone()
+        }
     }
 }
 
@@ -471,18 +487,31 @@ fn default_agent_kind() -> String {
 }
 
 impl AgentSpec {
-    /// The default coding agent: terminal, file_editor, task_tracker, finish and think.
+    /// The default coding agent: terminal, file_editor, task_tracker, finish and think, with
+    /// upstream's summarising condenser.
     pub fn default_for(llm: LlmConfig) -> Self {
-        let tool = |name: &str| ToolSpec { name: name.to_owned(), params: Extra::new() };
+        let tool = |name: &str| ToolSpec {
+            name: name.to_owned(),
+            params: Extra::new(),
+        };
         let mut kwargs = Extra::new();
-        kwargs.insert("llm_security_analyzer".into(), serde_json::Value::Bool(true));
+        kwargs.insert(
+            "llm_security_analyzer".into(),
+            serde_json::Value::Bool(true),
+        );
         Self {
             llm,
             tools: vec![tool("terminal"), tool("file_editor"), tool("task_tracker")],
             include_default_tools: default_builtin_tools(),
             agent_context: None,
             system_prompt_kwargs: kwargs,
-            condenser: None,
+            // Upstream's default: summarise once the LLM's view passes 80 events, keeping
+            // the first 4.
+            condenser: Some(serde_json::json!({
+                "kind": "LLMSummarizingCondenser",
+                "max_size": 80,
+                "keep_first": 4,
+            })),
             kind: default_agent_kind(),
             extra: Extra::new(),
         }
@@ -509,7 +538,11 @@ fn default_workspace_kind() -> String {
 impl WorkspaceSpec {
     /// A local workspace at `dir`.
     pub fn local(dir: impl Into<String>) -> Self {
-        Self { working_dir: dir.into(), kind: default_workspace_kind(), extra: Extra::new() }
+        Self {
+            working_dir: dir.into(),
+            kind: default_workspace_kind(),
+            extra: Extra::new(),
+        }
     }
 }
 
