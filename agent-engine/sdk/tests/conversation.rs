@@ -1031,3 +1031,40 @@ async fn an_explicit_condense_request_on_an_idle_conversation_condenses_now() {
         .expect("condensed");
     assert!(condensation > request);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamed_text_reaches_subscribers_as_transient_deltas() {
+    let s = Setup::new(vec![Step::text(
+        "Streaming this reply in small pieces for the person watching.",
+    )]);
+    let mut config = LlmConfig::new("openai/scripted");
+    config.base_url = Some(s.server.base_url());
+    config.num_retries = 0;
+    config.stream = true;
+    let runtime = Runtime {
+        llm: Arc::new(OpenAiChat::new(config).unwrap()),
+        ..s.runtime()
+    };
+    let h = Conversation::create(&s.store, s.options(), runtime)
+        .await
+        .unwrap();
+    let (_, mut rx) = h.subscribe();
+    run_to_stop(&h, "talk").await;
+    let mut streamed = String::new();
+    while let Ok(e) = rx.try_recv() {
+        if let Event::StreamingDelta(d) = e {
+            streamed.push_str(d.content.as_deref().unwrap_or(""));
+        }
+    }
+    assert_eq!(
+        streamed,
+        "Streaming this reply in small pieces for the person watching."
+    );
+    // Deltas are never persisted.
+    assert!(
+        !h.events()
+            .iter()
+            .any(|e| matches!(e, Event::StreamingDelta(_)))
+    );
+    assert_eq!(s.server.requests()[0]["stream"], json!(true));
+}
