@@ -490,6 +490,11 @@ impl AgentSpec {
     /// The default coding agent: terminal, file_editor, task_tracker, finish and think, with
     /// upstream's summarising condenser.
     pub fn default_for(llm: LlmConfig) -> Self {
+        let condenser_llm = serde_json::to_value(LlmConfig {
+            usage_id: "condenser".into(),
+            ..llm.clone()
+        })
+        .unwrap_or_default();
         let tool = |name: &str| ToolSpec {
             name: name.to_owned(),
             params: Extra::new(),
@@ -506,15 +511,45 @@ impl AgentSpec {
             agent_context: None,
             system_prompt_kwargs: kwargs,
             // Upstream's default: summarise once the LLM's view passes 80 events, keeping
-            // the first 4.
+            // the first 4, with the agent's model (upstream servers require the `llm`).
             condenser: Some(serde_json::json!({
                 "kind": "LLMSummarizingCondenser",
+                "llm": condenser_llm,
                 "max_size": 80,
                 "keep_first": 4,
             })),
             kind: default_agent_kind(),
             extra: Extra::new(),
         }
+    }
+}
+
+impl AgentSpec {
+    /// The same agent with every LLM key removed (the agent's, the condenser's and any other
+    /// nested one), for keeping in memory, persisting or echoing.
+    pub fn without_keys(&self) -> Self {
+        let mut agent = self.clone();
+        agent.llm.api_key = None;
+        if let Some(c) = agent.condenser.as_mut() {
+            strip_api_keys(c);
+        }
+        if let Some(c) = agent.agent_context.as_mut() {
+            strip_api_keys(c);
+        }
+        agent.extra.values_mut().for_each(strip_api_keys);
+        agent
+    }
+}
+
+/// Removes every `api_key` field inside `value`.
+fn strip_api_keys(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.remove("api_key");
+            map.values_mut().for_each(strip_api_keys);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_api_keys),
+        _ => {}
     }
 }
 

@@ -1068,3 +1068,20 @@ async fn streamed_text_reaches_subscribers_as_transient_deltas() {
     );
     assert_eq!(s.server.requests()[0]["stream"], json!(true));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_keys_never_reach_state_disk_or_readers() {
+    let s = Setup::new(vec![Step::text("ok")]);
+    let mut keyed = LlmConfig::new("openai/scripted");
+    keyed.api_key = Some("sk-live-abcdef123456".into());
+    let mut options = s.options();
+    options.agent = AgentSpec::default_for(keyed);
+    let h = s.start(options).await;
+    run_to_stop(&h, "hi").await;
+    let state = serde_json::to_string(&h.state()).unwrap();
+    assert!(!state.contains("sk-live-abcdef123456"), "{state}");
+    for file in walk(h.dir()) {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(!text.contains("sk-live-abcdef123456"), "{}", file.display());
+    }
+}

@@ -102,8 +102,7 @@ impl Conversation {
         let mut secrets = SecretRegistry::new();
         secrets.update(options.secrets.clone());
         let dir = store.dir_for(&id)?;
-        let mut agent = options.agent.clone();
-        agent.llm = agent.llm.without_key();
+        let agent = options.agent.without_keys();
         let state = ConversationState {
             id: id.clone(),
             agent,
