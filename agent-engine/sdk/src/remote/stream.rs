@@ -352,7 +352,29 @@ impl Shared {
 /// Connects for the first time: returns once the stream is live and caught up, or the error
 /// that prevented it. The stream then keeps itself connected until `shared.cancel` fires.
 pub(super) async fn start(shared: Arc<Shared>) -> RemoteResult<()> {
-    let ws = shared.open().await?;
+    // A server still setting the conversation up may drop the first socket: retry what a
+    // retry can fix until the ready timeout, as the official client waits for readiness.
+    let started = Instant::now();
+    let mut attempt: u32 = 0;
+    let ws = loop {
+        match shared.open().await {
+            Ok(ws) => break ws,
+            Err(
+                e @ (RemoteError::Unauthorized { .. }
+                | RemoteError::NotFound(_)
+                | RemoteError::Unreachable { .. }),
+            ) => {
+                return Err(e);
+            }
+            Err(e) if started.elapsed() >= READY_TIMEOUT => return Err(e),
+            Err(e) => {
+                attempt += 1;
+                tracing::debug!(conversation = %shared.id, "event stream not ready ({attempt}): {e}");
+                tokio::time::sleep(Duration::from_millis(50u64 << attempt.min(5)).min(MAX_BACKOFF))
+                    .await;
+            }
+        }
+    };
     tokio::spawn(keep_alive(shared, ws));
     Ok(())
 }
