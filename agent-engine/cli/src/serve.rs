@@ -46,13 +46,11 @@ pub fn config(args: &ServeArgs, home: &Path, settings: &SettingsFile) -> ServerC
     if let Some(n) = args.max_concurrent_runs {
         c.max_concurrent_runs = n.max(1);
     }
-    if c.profiles.is_empty() {
-        if let Some(model) = &settings.llm.model {
-            let mut llm = LlmConfig::new(model.clone());
-            llm.base_url = settings.llm.base_url.clone();
-            llm.api_key = settings.llm.api_key.clone();
-            c.profiles.insert("default".into(), llm);
-        }
+    if let (true, Some(model)) = (c.profiles.is_empty(), &settings.llm.model) {
+        let mut llm = LlmConfig::new(model.clone());
+        llm.base_url = settings.llm.base_url.clone();
+        llm.api_key = settings.llm.api_key.clone();
+        c.profiles.insert("default".into(), llm);
     }
     c
 }

@@ -329,18 +329,22 @@ fn check(req: &ExecuteBashRequest) -> Result<()> {
 pub async fn start(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<ExecuteBashRequest>,
-) -> Result<Json<BashCommand>> {
+) -> Result<Json<BashEvent>> {
     check(&req)?;
-    Ok(Json(service(&s, None).await?.start(req)))
+    Ok(Json(BashEvent::BashCommand(
+        service(&s, None).await?.start(req),
+    )))
 }
 
 /// `POST /api/bash/execute_bash_command`.
 pub async fn execute(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<ExecuteBashRequest>,
-) -> Result<Json<BashOutput>> {
+) -> Result<Json<BashEvent>> {
     check(&req)?;
-    Ok(Json(service(&s, None).await?.execute(req).await))
+    Ok(Json(BashEvent::BashOutput(
+        service(&s, None).await?.execute(req).await,
+    )))
 }
 
 /// `GET /api/bash/bash_events/search`.
@@ -389,9 +393,11 @@ pub async fn conv_start(
     State(s): State<AppState>,
     UrlPath(cid): UrlPath<String>,
     ApiJson(req): ApiJson<ExecuteBashRequest>,
-) -> Result<Json<BashCommand>> {
+) -> Result<Json<BashEvent>> {
     check(&req)?;
-    Ok(Json(service(&s, Some(&cid)).await?.start(req)))
+    Ok(Json(BashEvent::BashCommand(
+        service(&s, Some(&cid)).await?.start(req),
+    )))
 }
 
 /// Per-conversation `POST .../bash/execute_bash_command`.
@@ -399,9 +405,11 @@ pub async fn conv_execute(
     State(s): State<AppState>,
     UrlPath(cid): UrlPath<String>,
     ApiJson(req): ApiJson<ExecuteBashRequest>,
-) -> Result<Json<BashOutput>> {
+) -> Result<Json<BashEvent>> {
     check(&req)?;
-    Ok(Json(service(&s, Some(&cid)).await?.execute(req).await))
+    Ok(Json(BashEvent::BashOutput(
+        service(&s, Some(&cid)).await?.execute(req).await,
+    )))
 }
 
 /// Per-conversation `GET .../bash/bash_events/search`.

@@ -74,10 +74,8 @@ pub async fn create(
         state.registry.check_capacity().await?;
     }
     let (live, created) = state.registry.create(req).await?;
-    if created {
-        if let Some((message, run)) = first {
-            send(&state, &live, message, run).await?;
-        }
+    if created && let Some((message, run)) = first {
+        send(&state, &live, message, run).await?;
     }
     let status = if created {
         StatusCode::CREATED

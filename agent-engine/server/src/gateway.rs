@@ -334,13 +334,13 @@ fn insert_header(resp: &mut Response, id: &str) {
 }
 
 async fn cleanup(state: &AppState, turn: &Turn) {
-    if turn.ephemeral {
-        if let Err(e) = state.registry.delete(turn.live.handle.id()).await {
-            tracing::warn!(
-                "deleting the gateway conversation {}: {e}",
-                turn.live.handle.id()
-            );
-        }
+    if turn.ephemeral
+        && let Err(e) = state.registry.delete(turn.live.handle.id()).await
+    {
+        tracing::warn!(
+            "deleting the gateway conversation {}: {e}",
+            turn.live.handle.id()
+        );
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse, OpenAiChat};
+use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
 use tandem_protocol::{
     AgentSpec, ConversationInfo, ConversationState, ExecutionStatus, LlmConfig,
     StartConversationRequest,
@@ -175,7 +175,20 @@ impl Registry {
             llm: Arc::clone(&llm),
             tools: tools.clone(),
         };
-        let (handle, warnings) = Conversation::open(&self.store, id, runtime).await?;
+        // A conversation just closed (evicted, or closed by another server in this process)
+        // releases its log's lock right after it answers: retry briefly.
+        let mut attempt = 0;
+        let (handle, warnings) = loop {
+            match Conversation::open(&self.store, id, runtime.clone()).await {
+                Ok(opened) => break opened,
+                Err(tandem_sdk::SdkError::NotFound(_)) => return Err(ApiError::NotFound),
+                Err(e) if attempt >= 50 => return Err(e.into()),
+                Err(_) => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        };
         for w in warnings {
             tracing::warn!(conversation = %id, "{w}");
         }
@@ -322,12 +335,20 @@ impl Registry {
         } else if !self.exists(id).await {
             return Err(ApiError::NotFound);
         }
-        let store = self.store.clone();
-        let id = id.to_owned();
-        tokio::task::spawn_blocking(move || store.delete(&id))
-            .await
-            .map_err(|e| ApiError::Internal(e.to_string()))??;
-        Ok(())
+        // The actor releases the log's lock just after it answers `close`: retry briefly.
+        let mut last = None;
+        for _ in 0..100 {
+            let store = self.store.clone();
+            let owned = id.to_owned();
+            match tokio::task::spawn_blocking(move || store.delete(&owned)).await {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(tandem_sdk::SdkError::NotFound(_))) => return Ok(()),
+                Ok(Err(e)) => last = Some(ApiError::from(e)),
+                Err(e) => last = Some(ApiError::Internal(e.to_string())),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Err(last.unwrap_or_else(|| ApiError::Internal("could not delete the conversation".into())))
     }
 
     /// Info of conversation `id` without opening it (read from disk when not live).
@@ -437,8 +458,8 @@ pub fn build_llm(
             .or_else(|| env_key_for(&c.model));
     }
     let has_key = c.api_key.is_some();
-    match OpenAiChat::new(c) {
-        Ok(llm) => Ok((Arc::new(llm), has_key)),
+    match tandem_llm::agent_llm(c) {
+        Ok(llm) => Ok((llm, has_key)),
         Err(e) if strict => Err(ApiError::field(
             &["body", "agent", "llm"],
             "value_error",
@@ -476,12 +497,12 @@ impl Llm for UnavailableLlm {
     }
 }
 
+/// An agent's tools and its terminal.
+pub type ToolSet = (Vec<Arc<dyn Tool>>, Arc<TerminalTool>);
+
 /// The tools an agent spec names, and the terminal (always made, for the PTY socket).
 /// Unknown names are a 422 naming the entry.
-pub fn build_tools(
-    spec: &AgentSpec,
-    server: &ServerConfig,
-) -> Result<(Vec<Arc<dyn Tool>>, Arc<TerminalTool>)> {
+pub fn build_tools(spec: &AgentSpec, server: &ServerConfig) -> Result<ToolSet> {
     let terminal = Arc::new(match server.terminal_soft_timeout {
         Some(t) => TerminalTool::new().with_soft_timeout(t),
         None => TerminalTool::new(),
@@ -530,7 +551,7 @@ pub fn build_tools(
     Ok((tools, terminal))
 }
 
-fn default_tool_set(server: &ServerConfig) -> (Vec<Arc<dyn Tool>>, Arc<TerminalTool>) {
+fn default_tool_set(server: &ServerConfig) -> ToolSet {
     let spec = AgentSpec::default_for(LlmConfig::new("none"));
     match build_tools(&spec, server) {
         Ok(t) => t,

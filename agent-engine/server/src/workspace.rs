@@ -193,13 +193,13 @@ impl Baseline {
             if meta.is_file() {
                 let size = meta.len();
                 let mut text = None;
-                if size <= BASELINE_FILE_BYTES && total + size <= BASELINE_TOTAL_BYTES {
-                    if let Ok(bytes) = std::fs::read(p) {
-                        if !is_binary(&bytes) {
-                            total += size;
-                            text = String::from_utf8(bytes).ok();
-                        }
-                    }
+                if size <= BASELINE_FILE_BYTES
+                    && total + size <= BASELINE_TOTAL_BYTES
+                    && let Ok(bytes) = std::fs::read(p)
+                    && !is_binary(&bytes)
+                {
+                    total += size;
+                    text = String::from_utf8(bytes).ok();
                 }
                 files.insert(
                     rel(root, p),
@@ -310,7 +310,7 @@ pub async fn tree(
             entries.push(WorkspaceEntry {
                 path: rel(&root_c, p),
                 kind: kind.into(),
-                size: meta.is_file().then(|| meta.len()),
+                size: meta.is_file().then_some(meta.len()),
                 mtime_ms: Some(mtime_ms(meta)),
             });
             true
@@ -375,15 +375,15 @@ pub async fn write_file(
 ) -> Result<Json<WorkspaceFile>> {
     let (root, _) = workspace_of(&state, &id).await?;
     let path = confine(&root, &req.path)?;
-    if let Some(expected) = req.expected_mtime_ms {
-        if let Ok(meta) = tokio::fs::metadata(&path).await {
-            let current = mtime_ms(&meta);
-            if current != expected {
-                return Err(ApiError::Conflict(format!(
-                    "`{}` changed since it was read (modified at {current} ms, expected {expected} ms)",
-                    req.path
-                )));
-            }
+    if let Some(expected) = req.expected_mtime_ms
+        && let Ok(meta) = tokio::fs::metadata(&path).await
+    {
+        let current = mtime_ms(&meta);
+        if current != expected {
+            return Err(ApiError::Conflict(format!(
+                "`{}` changed since it was read (modified at {current} ms, expected {expected} ms)",
+                req.path
+            )));
         }
     }
     if let Some(parent) = path.parent() {

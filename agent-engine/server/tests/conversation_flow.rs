@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use harness::{TestServer, is_full_state, next_json, until};
 use serde_json::{Value, json};
-use tandem_testkit::{Reply, ScriptedLlmServer, Step, ToolCallSpec};
+use tandem_testkit::{Reply, Step, ToolCallSpec};
 
 fn slow(step: Step, ms: u64) -> Step {
     match step {
@@ -25,7 +25,7 @@ fn slow(step: Step, ms: u64) -> Step {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn create_message_run_over_websocket() {
-    let llm = ScriptedLlmServer::start(vec![
+    let llm = harness::llm(vec![
         Step::tool_call("terminal", json!({"command": "echo hello-ws"})),
         Step::tool_call("finish", json!({"message": "All done."})),
     ]);
@@ -179,7 +179,7 @@ async fn create_message_run_over_websocket() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn run_while_running_is_409_and_pause_interrupt_work() {
-    let llm = ScriptedLlmServer::start(vec![
+    let llm = harness::llm(vec![
         slow(
             Step::tool_call("terminal", json!({"command": "echo slow-1"})),
             800,
@@ -248,7 +248,7 @@ async fn run_while_running_is_409_and_pause_interrupt_work() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn confirmation_reject_then_accept() {
-    let llm = ScriptedLlmServer::start(vec![
+    let llm = harness::llm(vec![
         Step::tool_call("terminal", json!({"command": "echo rejected-command"})),
         Step::tool_call("terminal", json!({"command": "echo accepted-command"})),
         Step::tool_call("finish", json!({"message": "Confirmed flow done."})),
@@ -313,7 +313,7 @@ async fn confirmation_reject_then_accept() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn resend_all_and_since_and_client_message_frames() {
-    let llm = ScriptedLlmServer::start(vec![
+    let llm = harness::llm(vec![
         Step::Reply(Reply::text("first answer")),
         Step::Reply(Reply::text("second answer")),
     ]);
@@ -371,7 +371,7 @@ async fn resend_all_and_since_and_client_message_frames() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn restart_recovers_a_conversation_persisted_as_running() {
-    let llm = ScriptedLlmServer::start(vec![
+    let llm = harness::llm(vec![
         Step::Reply(Reply::text("one")),
         Step::Reply(Reply::text("resumed")),
     ]);
@@ -423,4 +423,22 @@ async fn restart_recovers_a_conversation_persisted_as_running() {
     assert_eq!(s, 200, "{b}");
     t.wait_status(&id, &["finished"]).await;
     let _ = ToolCallSpec::new("x", json!({}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn idle_conversations_leave_memory_and_come_back() {
+    let llm = harness::llm(vec![
+        Step::Reply(Reply::text("one")),
+        Step::Reply(Reply::text("two")),
+    ]);
+    let t = TestServer::start_with(|c| c.idle_ttl = Duration::from_millis(200)).await;
+    let id = t.create(&llm, json!({})).await;
+    t.message(&id, "hi", true).await;
+    t.wait_status(&id, &["finished"]).await;
+    let before = t.events(&id).await.len();
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    // Reopened on access, with every event, and it still runs.
+    assert_eq!(t.events(&id).await.len(), before);
+    t.message(&id, "again", true).await;
+    t.wait_status(&id, &["finished"]).await;
 }

@@ -80,15 +80,13 @@ async fn serve(
             },
             incoming = socket.recv() => match incoming {
                 Some(Ok(WsMessage::Text(t))) => {
-                    if let Some(reply) = on_client_frame(&state, &feed, t.as_str()).await {
-                        if !send_event(&mut socket, &reply).await { break }
-                    }
+                    if let Some(reply) = on_client_frame(&state, &feed, t.as_str()).await
+                        && !send_event(&mut socket, &reply).await { break }
                 }
                 Some(Ok(WsMessage::Binary(b))) => {
                     let text = String::from_utf8_lossy(&b).into_owned();
-                    if let Some(reply) = on_client_frame(&state, &feed, &text).await {
-                        if !send_event(&mut socket, &reply).await { break }
-                    }
+                    if let Some(reply) = on_client_frame(&state, &feed, &text).await
+                        && !send_event(&mut socket, &reply).await { break }
                 }
                 Some(Ok(WsMessage::Ping(_) | WsMessage::Pong(_))) => {}
                 Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => break,

@@ -102,9 +102,8 @@ async fn serve(
             },
             incoming = socket.recv() => match incoming {
                 Some(Ok(WsMessage::Text(t))) => {
-                    if let Some(reply) = on_frame(&session, t.as_str()) {
-                        if socket.send(WsMessage::Text(reply.into())).await.is_err() { break }
-                    }
+                    if let Some(reply) = on_frame(&session, t.as_str())
+                        && socket.send(WsMessage::Text(reply.into())).await.is_err() { break }
                 }
                 Some(Ok(WsMessage::Binary(b))) => {
                     let _ = session.write_input(&b);

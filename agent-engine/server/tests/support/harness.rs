@@ -212,3 +212,9 @@ pub fn is_full_state(v: &Value, status: &str) -> bool {
         && v["key"] == "full_state"
         && v["value"]["execution_status"] == status
 }
+
+/// A scripted LLM; requests without tools (titles, summaries) get a fixed text and consume
+/// no step.
+pub fn llm(steps: Vec<tandem_testkit::Step>) -> ScriptedLlmServer {
+    ScriptedLlmServer::start(tandem_testkit::Script::new(steps).with_no_tools_text("A short title"))
+}
