@@ -335,6 +335,9 @@ impl Actor {
                     match cmd {
                         Some(Command::Close { reply }) => {
                             self.close();
+                            // The event log (and its lock) goes before the answer, so a caller
+                            // can reopen or delete the conversation as soon as `close` returns.
+                            drop(self);
                             let _ = reply.send(Ok(()));
                             return;
                         }
