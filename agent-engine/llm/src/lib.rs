@@ -25,14 +25,14 @@ use futures::future::BoxFuture;
 use tandem_protocol::{LlmConfig, Message, TokenUsage};
 use tokio_util::sync::CancellationToken;
 
+pub use anthropic::{ANTHROPIC_VERSION, AnthropicMessages, default_max_tokens, supports_thinking};
+pub use completion_log::LoggingLlm;
 pub use error::{LlmError, Result};
 pub use openai::OpenAiChat;
-pub use retry::RetryPolicy;
-pub use anthropic::{ANTHROPIC_VERSION, AnthropicMessages, default_max_tokens, supports_thinking};
+pub use prompt_tools::PromptToolCalling;
 pub use provider::{Protocol, Route, WireOptions, client_for};
 pub use responses::OpenAiResponses;
-pub use completion_log::LoggingLlm;
-pub use prompt_tools::PromptToolCalling;
+pub use retry::RetryPolicy;
 pub use router::{FallbackRouter, MultimodalRouter, RandomRouter, RoundRobinRouter};
 
 /// One completion request.
@@ -96,8 +96,11 @@ pub trait Llm: Send + Sync {
 pub fn agent_llm(config: LlmConfig) -> Result<std::sync::Arc<dyn Llm>> {
     let prompt_tools = prompt_tools::needs_prompt_tools(&config);
     let client = client_for(config)?;
-    let client: std::sync::Arc<dyn Llm> =
-        if prompt_tools { std::sync::Arc::new(PromptToolCalling::new(client)) } else { client };
+    let client: std::sync::Arc<dyn Llm> = if prompt_tools {
+        std::sync::Arc::new(PromptToolCalling::new(client))
+    } else {
+        client
+    };
     Ok(match LoggingLlm::from_config(client) {
         Ok(logging) => std::sync::Arc::new(logging),
         Err(plain) => plain,

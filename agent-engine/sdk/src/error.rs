@@ -55,6 +55,10 @@ pub enum SdkError {
 impl SdkError {
     /// An IO error about `path`.
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Self::Io { op, path: path.into(), source }
+        Self::Io {
+            op,
+            path: path.into(),
+            source,
+        }
     }
 }

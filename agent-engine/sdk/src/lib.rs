@@ -21,23 +21,23 @@ mod stuck;
 pub mod title;
 mod tool;
 
-pub use context::{
-    AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, SkillActivation, load_workspace_skills,
-    render_system_prompt,
-};
 pub use agent::{llm_view, tool_schemas};
 pub use condenser::LlmSummarizingCondenser;
-pub use title::generate_title;
+pub use context::{
+    AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, SkillActivation,
+    load_workspace_skills, render_system_prompt,
+};
 pub use conversation::{
     Command, Conversation, ConversationHandle, ConversationOptions, ConversationView, RunState,
     Runtime,
 };
 pub use error::{Result, SdkError};
-pub use remote::{RemoteConversation, RemoteConversationOptions, RemoteError, RemoteWorkspace};
 pub use persistence::{
     ConversationMeta, ConversationStore, EventLog, LoadedLog, atomic_write, unmatched_actions,
 };
+pub use remote::{RemoteConversation, RemoteConversationOptions, RemoteError, RemoteWorkspace};
 pub use secrets::{Masker, SECRET_MASK, SecretRegistry, SecretSource};
 pub use security::{RiskAssessment, RuleAnalyzer};
 pub use stuck::{StuckDetector, StuckReason};
+pub use title::generate_title;
 pub use tool::{Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolRegistry};

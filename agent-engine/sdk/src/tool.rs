@@ -130,7 +130,10 @@ impl ToolRegistry {
 
     /// Tool names in order.
     pub fn names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.definition().name.as_str()).collect()
+        self.tools
+            .iter()
+            .map(|t| t.definition().name.as_str())
+            .collect()
     }
 
     /// Closes every tool.
