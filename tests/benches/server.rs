@@ -19,10 +19,12 @@ use tandem_testkit::{ScriptedLlmServer, Step};
 const STEPS: usize = 100;
 const CONCURRENT: usize = 50;
 
-/// Terminal `echo i` for i = 0..99 (counting the tool results already in the request), then
-/// finish; requests without tools (titles) get canned text.
+/// Terminal `echo i` for i = 0..99, then finish, counted per conversation (by the request's
+/// `prompt_cache_key`, the conversation id; else by the tool results in the request, which a
+/// condensed history undercounts); requests without tools (titles, summaries) get canned text.
 fn llm() -> ScriptedLlmServer {
-    ScriptedLlmServer::with_responder(Arc::new(|body: &Value, _| {
+    let calls: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>> = Arc::default();
+    ScriptedLlmServer::with_responder(Arc::new(move |body: &Value, _| {
         if body
             .get("tools")
             .and_then(Value::as_array)
@@ -30,9 +32,19 @@ fn llm() -> ScriptedLlmServer {
         {
             return Step::text("Benchmark");
         }
-        let done = body["messages"]
-            .as_array()
-            .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+        let done = match body.get("prompt_cache_key").and_then(Value::as_str) {
+            Some(key) => {
+                let mut calls = calls
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let n = calls.entry(key.to_owned()).or_default();
+                *n += 1;
+                *n - 1
+            }
+            None => body["messages"]
+                .as_array()
+                .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count()),
+        };
         if done < STEPS {
             Step::tool_call(
                 "terminal",
@@ -241,7 +253,17 @@ async fn one_rep(root: &Path) -> Rep {
     let id = api.create(&create_body(&llm, &work)).await;
     let status = api.wait_terminal(&id, Duration::from_millis(50)).await;
     let run = t0.elapsed();
-    assert_eq!(status, "finished");
+    if status != "finished" {
+        let events = api.all_events(&id).await.unwrap_or_default();
+        let errors: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["kind"] == "ConversationErrorEvent" || e["kind"] == "AgentErrorEvent")
+            .collect();
+        panic!(
+            "the 100-step run ended {status} after {} events: {errors:?}",
+            events.len()
+        );
+    }
     f.push((
         "run_ms_per_step".to_owned(),
         run.as_secs_f64() * 1000.0 / (STEPS as f64 + 1.0),
