@@ -1,25 +1,51 @@
 #!/usr/bin/env bash
-# Builds and starts Tandem. Until the desktop app lands this runs the headless engine:
-# with no LLM configured (LLM_MODEL unset and no ~/.tandem/settings.json) it uses the scripted
-# demo LLM, in a scratch workspace, so every part of the loop can be seen without a key.
-#   scripts/run.sh                      # demo task in a scratch workspace
-#   scripts/run.sh "fix the failing test" --workspace ~/src/project --model openai/gpt-5
+# Sets Tandem up on a fresh Debian 12 machine and starts it.
+#   scripts/run.sh            # the desktop app (with a display), else the same UI in a browser
+#   scripts/run.sh --serve    # force the browser mode even with a display
+# With a display ($DISPLAY or $WAYLAND_DISPLAY) it builds the UI and the desktop app
+# (src-tauri, crate tandem-desktop) and launches it: the app runs the engine in-process on
+# loopback. Without one it runs `tandem serve` on 127.0.0.1 and prints the /ui/#key=… URL to
+# open in a browser. With no LLM provider configured (LLM_MODEL unset and no llm in
+# $TANDEM_HOME/settings.json) both use the scripted demo LLM, clearly labelled as a demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-cargo build --quiet --bin tandem
-bin="${CARGO_TARGET_DIR:-target}/debug/tandem"
 
-task="${1:-Show me around this workspace and leave a note in it}"
-[ $# -gt 0 ] && shift
-extra=("$@")
+mode=desktop
+if [ "${1:-}" = "--serve" ]; then
+  mode=serve
+  shift
+elif [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+  mode=serve
+fi
+
+bash scripts/setup.sh
+
+if ! command -v npm >/dev/null; then
+  echo "error: npm (Node.js 20) is needed to build the UI" >&2
+  exit 1
+fi
+[ -d node_modules ] || npm ci --no-audit --no-fund
+echo "== building the UI (ui/dist)"
+npm run -s -w ui build
+
+target="${CARGO_TARGET_DIR:-target}"
 home="${TANDEM_HOME:-$HOME/.tandem}"
-if [ -z "${LLM_MODEL:-}" ] && [ ! -f "$home/settings.json" ] && [[ " ${extra[*]-} " != *" --model "* ]]; then
-  extra+=(--llm demo)
+no_provider=false
+if [ -z "${LLM_MODEL:-}" ] && ! grep -qs '"llm"' "$home/settings.json"; then
+  no_provider=true
 fi
-if [[ " ${extra[*]-} " != *" --workspace "* ]]; then
-  ws="${TMPDIR:-/tmp}/tandem-demo-workspace"
-  mkdir -p "$ws"
-  extra+=(--workspace "$ws")
+
+if [ "$mode" = desktop ]; then
+  echo "== building the desktop app (cargo build -p tandem-desktop)"
+  cargo build --quiet -p tandem-desktop
+  export WEBKIT_DISABLE_DMABUF_RENDERER="${WEBKIT_DISABLE_DMABUF_RENDERER:-1}"
+  $no_provider && echo "· no LLM provider configured: the app runs the scripted demo LLM (add one in Settings, or set LLM_MODEL)"
+  exec "$target/debug/tandem-desktop" "$@"
 fi
-exec "$bin" run "$task" "${extra[@]}"
+
+echo "== no display: serving the UI from the agent server instead (cargo build --bin tandem)"
+cargo build --quiet --bin tandem
+args=(serve)
+$no_provider && args+=(--llm demo)
+# `tandem serve` binds 127.0.0.1, makes a session key and prints the /ui/#key=… URL to open.
+exec "$target/debug/tandem" "${args[@]}" "$@"

@@ -75,6 +75,30 @@ if ! "$TANDEM_OH_VENV/bin/python" -c 'import sys; from importlib.metadata import
 fi
 # --- end OpenHands compatibility peers ---
 
+# --- Desktop app (src-tauri, tandem-desktop): Tauri's system libraries, and what its tests use ---
+# Tauri 2 on Linux links WebKitGTK 4.1, libsoup 3, GTK 3; the desktop tests run the app under
+# Xvfb driven by tauri-driver + WebKitWebDriver, and the keyring against gnome-keyring inside a
+# D-Bus session. Only what is missing is installed.
+desktop_pkgs=(libwebkit2gtk-4.1-dev libsoup-3.0-dev libgtk-3-dev librsvg2-dev
+  libayatana-appindicator3-dev libxdo-dev pkg-config build-essential
+  xvfb xauth webkit2gtk-driver dbus-x11 gnome-keyring libsecret-tools)
+missing_desktop=()
+for p in "${desktop_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing_desktop+=("$p")
+done
+if [ ${#missing_desktop[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "== apt-get install ${missing_desktop[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing_desktop[@]}"
+fi
+if ! command -v tauri-driver >/dev/null || ! cargo install --list 2>/dev/null | grep -q "^tauri-driver v2\.1\.0:"; then
+  echo "== cargo install tauri-driver 2.1.0"
+  cargo install tauri-driver --locked --version 2.1.0
+fi
+# --- end desktop app ---
+
 # --- UI (ui/, npm workspaces): node modules ---
 # `npm ci` when node_modules is missing or older than package-lock.json (the lock changed).
 # Needs node >= 20.19 and npm (Debian's nodejs 18 is too old for Vite 8).

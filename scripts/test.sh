@@ -9,6 +9,9 @@ bash scripts/setup.sh
 echo "== cargo fmt --check"
 cargo fmt --all --check
 
+echo "== UI build (the desktop app embeds ui/dist; its end-to-end test drives it)"
+npm run -s -w ui build
+
 echo "== cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 

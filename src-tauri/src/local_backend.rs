@@ -1,0 +1,321 @@
+//! The local backend: the engine and its agent-server router (`tandem-server`) in this process,
+//! on `127.0.0.1:<random port>` with a random session key, so nothing on another machine can
+//! reach it and nothing on this one can drive it without the key. With no LLM provider
+//! configured it runs the scripted demo LLM (on loopback too) and says so.
+//!
+//! The UI is served from Tauri's own scheme, so the router is wrapped in a CORS layer that
+//! admits exactly the webview's origins (and the Vite dev server's in dev builds).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use tandem_protocol::LlmConfig;
+use tandem_server::{Server, ServerConfig};
+use tandem_testkit::ScriptedLlmServer;
+use tokio::sync::oneshot;
+
+use crate::error::{Error, Result};
+
+/// The model name the demo LLM answers to (the UI recognises it and shows a demo badge).
+pub const DEMO_MODEL: &str = "openai/tandem-demo";
+
+/// What the UI needs to talk to the local backend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalBackendInfo {
+    /// Root URL, e.g. `http://127.0.0.1:41234`.
+    pub base_url: String,
+    /// The session key (`X-Session-API-Key`).
+    pub key: String,
+    /// True when the scripted demo LLM plays the agent.
+    pub demo: bool,
+    /// The default workspace folder (where the demo's files go).
+    pub workspace: String,
+    /// The model of the server's default LLM profile.
+    pub model: String,
+}
+
+/// Where the local backend keeps its data and which LLM it uses.
+#[derive(Debug, Clone)]
+pub struct LocalBackendOptions {
+    /// `$TANDEM_HOME`: conversations, default workspace, settings.
+    pub home: PathBuf,
+    /// The default LLM; `None` runs the demo.
+    pub llm: Option<LlmConfig>,
+}
+
+impl LocalBackendOptions {
+    /// `$TANDEM_HOME` (default `~/.tandem`) and the LLM from `LLM_MODEL` / `LLM_BASE_URL` /
+    /// `LLM_API_KEY`, else the `llm` of `$TANDEM_HOME/settings.json`, else none (demo).
+    pub fn from_env() -> Self {
+        let home = tandem_home();
+        let llm = llm_from_env().or_else(|| llm_from_settings(&home.join("settings.json")));
+        Self { home, llm }
+    }
+}
+
+/// `$TANDEM_HOME`, else `~/.tandem`.
+pub fn tandem_home() -> PathBuf {
+    match std::env::var_os("TANDEM_HOME").filter(|h| !h.is_empty()) {
+        Some(h) => PathBuf::from(h),
+        None => dirs::home_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join(".tandem"),
+    }
+}
+
+fn llm_from_env() -> Option<LlmConfig> {
+    let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+    let mut c = LlmConfig::new(var("LLM_MODEL")?);
+    c.base_url = var("LLM_BASE_URL");
+    c.api_key = var("LLM_API_KEY");
+    Some(c)
+}
+
+/// The `llm` object of a CLI settings file (`{"llm": {"model", "base_url", "api_key"}}`).
+fn llm_from_settings(path: &Path) -> Option<LlmConfig> {
+    let bytes = std::fs::read(path).ok()?;
+    let v: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!("ignoring {}: {e}", path.display());
+            return None;
+        }
+    };
+    let llm = v.get("llm")?;
+    let s = |k: &str| {
+        llm.get(k)
+            .and_then(|x| x.as_str())
+            .filter(|x| !x.trim().is_empty())
+            .map(str::to_owned)
+    };
+    let mut c = LlmConfig::new(s("model")?);
+    c.base_url = s("base_url");
+    c.api_key = s("api_key");
+    Some(c)
+}
+
+/// A running local backend. Dropping it stops the demo LLM; call
+/// [`shutdown`](Self::shutdown) to close the conversations cleanly first.
+#[derive(Debug)]
+pub struct LocalBackend {
+    info: LocalBackendInfo,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    // Kept alive for as long as the backend runs.
+    _demo: Option<ScriptedLlmServer>,
+}
+
+impl LocalBackend {
+    /// Starts the server on a free loopback port. Must run inside a multi-threaded Tokio
+    /// runtime that outlives it (Tauri's).
+    pub async fn start(opts: LocalBackendOptions) -> Result<Self> {
+        let mut config = ServerConfig::from_env(&opts.home);
+        let key = random_key();
+        config.session_keys = vec![key.clone()];
+        config.profiles.clear();
+        let (llm, demo) = match opts.llm {
+            Some(llm) => (llm, None),
+            None => {
+                let workspace = opts.home.join("demo-workspace");
+                config.workspace_path = workspace.clone();
+                let server = ScriptedLlmServer::with_responder(tandem_testkit::demo_responder(
+                    &workspace.to_string_lossy(),
+                ));
+                let mut llm = LlmConfig::new(DEMO_MODEL);
+                llm.base_url = Some(server.base_url());
+                llm.api_key = Some("demo".into());
+                llm.num_retries = 0;
+                tracing::info!(
+                    "demo mode: a scripted LLM on {} plays the agent",
+                    server.base_url()
+                );
+                (llm, Some(server))
+            }
+        };
+        let model = llm.model.clone();
+        config.profiles.insert("default".into(), llm);
+        let workspace = config.workspace_path.to_string_lossy().into_owned();
+        std::fs::create_dir_all(&config.workspace_path)
+            .map_err(|e| Error::io(format!("creating {workspace}"), e))?;
+
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .map_err(|e| Error::Backend(format!("cannot bind 127.0.0.1: {e}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Error::Backend(e.to_string()))?;
+        let server = Server::start(config).await;
+        let router = server.router().layer(axum::middleware::from_fn(cors));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let served = axum::serve(listener, router).with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            });
+            if let Err(e) = served.await {
+                tracing::error!("local backend stopped: {e}");
+            }
+            server.shutdown().await;
+        });
+        let info = LocalBackendInfo {
+            base_url: format!("http://{addr}"),
+            key,
+            demo: demo.is_some(),
+            workspace,
+            model,
+        };
+        tracing::info!(
+            "local backend on {}{}",
+            info.base_url,
+            if info.demo { " (demo LLM)" } else { "" }
+        );
+        Ok(Self {
+            info,
+            stop: Some(stop),
+            task: Some(task),
+            _demo: demo,
+        })
+    }
+
+    /// URL, key and mode, for the UI.
+    pub fn info(&self) -> &LocalBackendInfo {
+        &self.info
+    }
+
+    /// Stops accepting requests and closes every conversation (state saved, shells stopped).
+    pub async fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+/// 256 random bits as 64 hex digits (two v4 UUIDs: 244 random bits).
+fn random_key() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// Origins the webview may call the local backend from.
+fn origin_allowed(origin: &str) -> bool {
+    const WEBVIEW: [&str; 3] = [
+        "tauri://localhost",
+        "http://tauri.localhost",
+        "https://tauri.localhost",
+    ];
+    if WEBVIEW.contains(&origin) {
+        return true;
+    }
+    // Dev builds load the UI from the Vite dev server on loopback.
+    cfg!(not(feature = "custom-protocol"))
+        && ["http://localhost:", "http://127.0.0.1:"].iter().any(|p| {
+            origin
+                .strip_prefix(p)
+                .is_some_and(|port| port.parse::<u16>().is_ok())
+        })
+}
+
+/// CORS for the webview: preflights answered here (before authentication, as browsers send
+/// them without the key), the allow headers added to every other answer.
+async fn cors(req: Request, next: Next) -> Response {
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|o| o.to_str().ok())
+        .map(str::to_owned);
+    let Some(origin) = origin.filter(|o| origin_allowed(o)) else {
+        return next.run(req).await;
+    };
+    let Ok(origin_value) = HeaderValue::from_str(&origin) else {
+        return next.run(req).await;
+    };
+    if req.method() == Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+    {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin_value);
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST, PUT, PATCH, DELETE, OPTIONS"),
+        );
+        let asked = req
+            .headers()
+            .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
+            .cloned();
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            asked.unwrap_or_else(|| HeaderValue::from_static("*")),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
+        h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        return (StatusCode::NO_CONTENT, h).into_response();
+    }
+    let mut resp = next.run(req).await;
+    let h = resp.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin_value);
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("*"),
+    );
+    h.append(header::VARY, HeaderValue::from_static("Origin"));
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_webview_origins_are_allowed() {
+        assert!(origin_allowed("tauri://localhost"));
+        assert!(origin_allowed("http://tauri.localhost"));
+        assert!(!origin_allowed("http://evil.example"));
+        assert!(!origin_allowed("null"));
+        assert_eq!(
+            origin_allowed("http://localhost:5173"),
+            cfg!(not(feature = "custom-protocol"))
+        );
+    }
+
+    #[test]
+    fn settings_file_llm_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("settings.json");
+        assert!(llm_from_settings(&p).is_none());
+        std::fs::write(
+            &p,
+            r#"{"llm": {"model": "openai/gpt-5", "api_key": "sk-1"}, "confirm": "risky"}"#,
+        )
+        .unwrap();
+        let c = llm_from_settings(&p).unwrap();
+        assert_eq!(
+            (c.model.as_str(), c.api_key.as_deref(), c.base_url),
+            ("openai/gpt-5", Some("sk-1"), None)
+        );
+        std::fs::write(&p, r#"{"confirm": "risky"}"#).unwrap();
+        assert!(llm_from_settings(&p).is_none());
+    }
+
+    #[test]
+    fn keys_are_long_and_random() {
+        let (a, b) = (random_key(), random_key());
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+    }
+}

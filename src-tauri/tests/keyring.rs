@@ -1,0 +1,173 @@
+//! The keyring against a real Secret Service (gnome-keyring inside its own D-Bus session), and
+//! the 0600 file fallback when no D-Bus session exists. Each case re-runs this test binary in
+//! the environment it needs (the keyring crate picks its store once per process) and runs one
+//! `#[ignore]`d inner test there.
+//!
+//! The login keyring is created with a non-empty password: given an empty one, gnome-keyring
+//! 42 asks a (headless, so never answered) prompter instead.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+use tandem_desktop::keystore::{Backend, KeyStore};
+
+/// Runs the ignored test `name` of this binary through `wrapper` (a shell command line whose
+/// `"$@"` is the test invocation) with `env`, and fails unless it passed.
+fn run_inner(name: &str, wrapper: &[&str], env: &[(&str, &str)], remove: &[&str]) {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = Command::new(wrapper[0]);
+    cmd.args(&wrapper[1..]).arg(&exe).args([
+        name,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    for k in remove {
+        cmd.env_remove(k);
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {wrapper:?}: {e}"));
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "inner test {name} failed ({}):\n{text}",
+        out.status
+    );
+}
+
+fn need(program: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`{program}` is missing: run scripts/setup.sh (it installs the desktop test packages)"
+    );
+}
+
+#[test]
+fn secret_service_round_trip() {
+    need("dbus-run-session");
+    need("gnome-keyring-daemon");
+    need("secret-tool");
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_str().unwrap();
+    let script = r#"printf tandem-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec "$@""#;
+    run_inner(
+        "inner_secret_service",
+        &["dbus-run-session", "--", "bash", "-c", script, "bash"],
+        &[
+            ("HOME", h),
+            ("XDG_DATA_HOME", &format!("{h}/data")),
+            ("XDG_CONFIG_HOME", &format!("{h}/config")),
+        ],
+        &["DISPLAY"],
+    );
+}
+
+#[test]
+#[ignore = "run inside a D-Bus session with gnome-keyring by secret_service_round_trip"]
+fn inner_secret_service() {
+    let config = tempfile::tempdir().unwrap();
+    let ks = KeyStore::detect(config.path());
+    let st = ks.status();
+    assert_eq!(
+        (st.backend, st.warning.as_deref()),
+        (Backend::Os, None),
+        "{st:?}"
+    );
+    let account = format!("test-{}", std::process::id());
+    assert_eq!(ks.get("tandem-test", &account).unwrap(), None);
+    ks.set("tandem-test", &account, "sk-round-trip").unwrap();
+    assert_eq!(
+        ks.get("tandem-test", &account).unwrap().as_deref(),
+        Some("sk-round-trip")
+    );
+    // It really is in the Secret Service, where other programs find it.
+    let out = Command::new("secret-tool")
+        .args(["lookup", "service", "tandem-test", "username", &account])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "sk-round-trip");
+    ks.set("tandem-test", &account, "sk-replaced").unwrap();
+    assert_eq!(
+        ks.get("tandem-test", &account).unwrap().as_deref(),
+        Some("sk-replaced")
+    );
+    ks.delete("tandem-test", &account).unwrap();
+    ks.delete("tandem-test", &account).unwrap();
+    assert_eq!(ks.get("tandem-test", &account).unwrap(), None);
+    // Nothing was written to the fallback file.
+    assert!(!config.path().join("secrets.json").exists());
+}
+
+#[test]
+fn falls_back_to_a_private_file_without_dbus() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_str().unwrap();
+    run_inner(
+        "inner_no_dbus",
+        &["env"],
+        &[
+            (
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/nonexistent/tandem-test-bus",
+            ),
+            ("XDG_RUNTIME_DIR", h),
+            ("HOME", h),
+        ],
+        &["DISPLAY", "WAYLAND_DISPLAY"],
+    );
+}
+
+#[test]
+#[ignore = "run without a D-Bus session by falls_back_to_a_private_file_without_dbus"]
+fn inner_no_dbus() {
+    let config = tempfile::tempdir().unwrap();
+    let ks = KeyStore::detect(config.path());
+    let st = ks.status();
+    assert_eq!(st.backend, Backend::File, "{st:?}");
+    let warning = st.warning.expect("a visible warning");
+    assert!(warning.contains("No system keyring"), "{warning}");
+    ks.set("tandem", "llm:openai", "sk-file").unwrap();
+    assert_eq!(
+        ks.get("tandem", "llm:openai").unwrap().as_deref(),
+        Some("sk-file")
+    );
+    let file = config.path().join("secrets.json");
+    assert_eq!(st.file.as_deref(), Some(file.as_path()));
+    assert_mode(&file, 0o600);
+    ks.delete("tandem", "llm:openai").unwrap();
+    assert_eq!(ks.get("tandem", "llm:openai").unwrap(), None);
+}
+
+trait ModeExt {
+    fn permissions_mode(&self) -> u32;
+}
+
+impl ModeExt for std::fs::Metadata {
+    fn permissions_mode(&self) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        self.permissions().mode() & 0o777
+    }
+}
+
+fn assert_mode(path: &Path, mode: u32) {
+    assert_eq!(
+        std::fs::metadata(path).unwrap().permissions_mode(),
+        mode,
+        "{}",
+        path.display()
+    );
+}
