@@ -33,6 +33,9 @@ pub struct ServeArgs {
     /// Runs at once before `run` answers 429.
     #[arg(long)]
     pub max_concurrent_runs: Option<usize>,
+    /// `demo`: the default LLM profile is the scripted demo LLM on loopback (no provider needed).
+    #[arg(long, value_name = "demo")]
+    pub llm: Option<String>,
 }
 
 /// The server's configuration from flags, environment and settings.
@@ -73,7 +76,29 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
                 args.host
             )
         })?;
-    let config = config(&args, home, settings);
+    let mut config = config(&args, home, settings);
+    // Kept alive while the server runs: the demo LLM answers on loopback.
+    let _demo = match args.llm.as_deref() {
+        None => None,
+        Some("demo") => {
+            std::fs::create_dir_all(&config.workspace_path)
+                .with_context(|| format!("cannot create {}", config.workspace_path.display()))?;
+            let demo = tandem_testkit::ScriptedLlmServer::with_responder(
+                tandem_testkit::demo_responder(&config.workspace_path.to_string_lossy()),
+            );
+            let mut llm = LlmConfig::new(tandem_server::DEMO_MODEL);
+            llm.base_url = Some(demo.base_url());
+            llm.api_key = Some("demo".into());
+            llm.num_retries = 0;
+            config.profiles.insert("default".into(), llm);
+            eprintln!(
+                "· demo mode: a scripted LLM on {} plays the agent (no provider needed)",
+                demo.base_url()
+            );
+            Some(demo)
+        }
+        Some(other) => bail!("unknown --llm `{other}`: the only built-in LLM is `demo`"),
+    };
     if !ip.is_loopback() && config.session_keys.is_empty() {
         bail!(
             "refusing to listen on {ip} without a session key: anyone who can reach it could run commands on this machine. Pass --session-key KEY (or set TANDEM_SESSION_KEYS), or bind 127.0.0.1"

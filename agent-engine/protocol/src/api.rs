@@ -476,6 +476,12 @@ pub struct ServerInfo {
     pub docs: String,
     /// Path of the ReDoc page.
     pub redoc: String,
+    /// The model of the server's default LLM profile, when it has one (Tandem addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_model: Option<String>,
+    /// True when the default profile is the scripted demo LLM (Tandem addition).
+    #[serde(default)]
+    pub demo: bool,
 }
 
 /// First frame of an authenticating socket client: `{"type":"auth","session_api_key":"..."}`.

@@ -39,6 +39,7 @@ pub use config::{ServerConfig, env_key_for, keys_from_env};
 pub use error::{ApiError, Result};
 pub use gateway::{CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS};
 pub use info::{Redact, redact_agent};
+pub use server_info::DEMO_MODEL;
 
 use crate::bash::BashService;
 use crate::registry::Registry;

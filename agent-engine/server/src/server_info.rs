@@ -28,9 +28,13 @@ pub fn tool_names() -> Vec<String> {
         .collect()
 }
 
+/// The model name the scripted demo LLM answers to.
+pub const DEMO_MODEL: &str = "openai/tandem-demo";
+
 /// `GET /server_info` and `/`.
 pub async fn info(State(state): State<AppState>) -> Json<ServerInfo> {
     let version = env!("CARGO_PKG_VERSION").to_owned();
+    let default = state.config.profiles.get("default");
     Json(ServerInfo {
         uptime: state.started.elapsed().as_secs_f64().floor(),
         idle_time: state.idle_secs(),
@@ -56,6 +60,8 @@ pub async fn info(State(state): State<AppState>) -> Json<ServerInfo> {
         max_foreground_terminal_timeout_seconds: None,
         docs: "/openapi.json".into(),
         redoc: "/openapi.json".into(),
+        llm_model: default.map(|p| p.model.clone()),
+        demo: default.is_some_and(|p| p.model == DEMO_MODEL),
     })
 }
 
