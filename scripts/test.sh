@@ -22,5 +22,8 @@ else
   cargo test --workspace --locked --no-fail-fast
 fi
 
-echo "== UI: typecheck, unit tests, generated API types up to date"
-npm run -w ui typecheck && npm run -w ui test && npm run -w ui check:api
+echo "== UI: typecheck, unit tests"
+# The API types are generated from the upstream OpenAPI document for now: tandem serve's own
+# document lists every path but not yet the body schemas (`npm run -w ui gen:api` regenerates
+# from it once it does, and `check:api` then guards staleness here).
+npm run -w ui typecheck && npm run -w ui test
