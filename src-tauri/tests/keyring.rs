@@ -61,9 +61,18 @@ fn secret_service_round_trip() {
     need("dbus-run-session");
     need("gnome-keyring-daemon");
     need("secret-tool");
+    need("dbus-send");
     let home = tempfile::tempdir().unwrap();
     let h = home.path().to_str().unwrap();
-    let script = r#"printf tandem-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec "$@""#;
+    // Wait until the unlocked daemon owns the Secret Service name: a request before that
+    // makes D-Bus activate a second daemon that races the first over the keyring file.
+    let script = r#"printf tandem-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+for _ in $(seq 100); do
+  dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q "boolean true" && break
+  sleep 0.05
+done
+exec "$@""#;
     run_inner(
         "inner_secret_service",
         &["dbus-run-session", "--", "bash", "-c", script, "bash"],

@@ -130,7 +130,12 @@ fn no_tools_text(messages: &[Value], task: &str) -> String {
         .iter()
         .any(|m| text_of(m).to_lowercase().contains("title"));
     if asks_title {
-        let words: Vec<&str> = task.split_whitespace().take(6).collect();
+        // The message to title may be quoted inside the request (`<MESSAGE>…</MESSAGE>`).
+        let quoted = task
+            .split_once("<MESSAGE>")
+            .and_then(|(_, rest)| rest.split_once("</MESSAGE>"))
+            .map_or(task, |(inner, _)| inner);
+        let words: Vec<&str> = quoted.split_whitespace().take(6).collect();
         if words.is_empty() {
             "Tandem demo".to_owned()
         } else {
