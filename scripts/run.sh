@@ -4,8 +4,8 @@
 #   scripts/run.sh --serve    # force the browser mode even with a display
 # With a display ($DISPLAY or $WAYLAND_DISPLAY) it builds the UI and the desktop app
 # (src-tauri, crate tandem-desktop) and launches it: the app runs the engine in-process on
-# loopback. Without one it runs the agent server (`tandem serve` on 127.0.0.1) and prints its
-# URL (the UI at /ui/ of that server is not served yet). With no LLM provider configured (LLM_MODEL unset and no llm in
+# loopback. Without one it runs `tandem serve` on 127.0.0.1, which serves ui/dist at /ui/ and
+# prints the URL to open in a browser. With no LLM provider configured (LLM_MODEL unset and no llm in
 # $TANDEM_HOME/settings.json) both use the scripted demo LLM, clearly labelled as a demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,5 +47,5 @@ echo "== no display: serving the UI from the agent server instead (cargo build -
 cargo build --quiet --bin tandem
 args=(serve)
 $no_provider && args+=(--llm demo)
-# `tandem serve` binds 127.0.0.1 and prints the server's URL.
+# `tandem serve` binds 127.0.0.1, serves ui/dist at /ui/ and prints the URL to open.
 exec "$target/debug/tandem" "${args[@]}" "$@"

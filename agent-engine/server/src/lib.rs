@@ -24,6 +24,7 @@ pub mod routes;
 mod secrets;
 mod server_info;
 mod sockets;
+mod ui;
 mod workspace;
 
 use std::sync::{Arc, Mutex};
@@ -107,6 +108,8 @@ async fn openapi_json() -> axum::response::Response {
 pub struct Server {
     state: AppState,
     sweeper: tokio::task::JoinHandle<()>,
+    /// The web UI build served at `/ui/`, when there is one.
+    ui_dir: Option<std::path::PathBuf>,
 }
 
 impl Server {
@@ -142,7 +145,11 @@ impl Server {
                 sweep_state.registry.evict_idle().await;
             }
         });
-        Self { state, sweeper }
+        Self {
+            state,
+            sweeper,
+            ui_dir: None,
+        }
     }
 
     /// The shared state.
@@ -150,15 +157,26 @@ impl Server {
         &self.state
     }
 
-    /// The full router: every route, authentication, body limits.
+    /// Serves the web UI build in `dir` (its `index.html` and assets) at `/ui/`, without a
+    /// key: the page asks for one (or reads it from `#key=`) before it calls the API.
+    pub fn with_ui_dir(mut self, dir: std::path::PathBuf) -> Self {
+        self.ui_dir = Some(dir);
+        self
+    }
+
+    /// The full router: every route, authentication, body limits, and the UI when set.
     pub fn router(&self) -> Router {
-        routes::router(self.state.config.max_upload_bytes)
+        let api = routes::router(self.state.config.max_upload_bytes)
             .layer(axum::middleware::from_fn_with_state(
                 self.state.clone(),
                 auth::require_key,
             ))
             .layer(DefaultBodyLimit::max(self.state.config.max_body_bytes))
-            .with_state(self.state.clone())
+            .with_state(self.state.clone());
+        match &self.ui_dir {
+            Some(dir) => api.merge(ui::router(dir.clone())),
+            None => api,
+        }
     }
 
     /// Serves on `listener` until `shutdown` resolves, then closes every conversation.
