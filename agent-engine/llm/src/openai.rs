@@ -16,42 +16,34 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use reqwest::Url;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use tandem_protocol::LlmConfig;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{LlmError, Result};
+use crate::provider::transport::{Body, Transport};
 use crate::retry::RetryPolicy;
 use crate::{Llm, LlmRequest, LlmResponse, StreamDelta};
-
-/// The request timeout when the configuration has none (or an unusable one).
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-/// Longest wait for a TCP/TLS connection, whatever the request timeout.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// OpenAI Chat Completions client. Its `Debug` output never shows the API key.
 #[derive(Clone)]
 pub struct OpenAiChat {
     config: LlmConfig,
-    client: reqwest::Client,
-    endpoint: Url,
-    /// Authorization and extra headers, sent with every request.
-    headers: HeaderMap,
+    /// Endpoint, headers (authorization and extra headers) and timeout.
+    transport: Transport,
     retry: RetryPolicy,
-    timeout: Duration,
 }
 
 impl std::fmt::Debug for OpenAiChat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiChat")
             .field("model", &self.config.model)
-            .field("endpoint", &self.endpoint.as_str())
+            .field("endpoint", &self.transport.endpoint.as_str())
             .field(
                 "api_key",
                 &self.config.api_key.as_ref().map(|_| "**********"),
             )
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.transport.timeout)
             .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
@@ -66,33 +58,16 @@ impl OpenAiChat {
             return Err(LlmError::Config("the model name is empty".into()));
         }
         let base = crate::provider::base_url(&config, &crate::provider::route(&config))?;
-        let endpoint = format!("{base}/chat/completions");
-        let endpoint = Url::parse(&endpoint)
-            .map_err(|e| LlmError::Config(format!("bad base_url `{base}`: {e}")))?;
-        if !matches!(endpoint.scheme(), "http" | "https") {
-            return Err(LlmError::Config(format!(
-                "base_url `{base}` is not http(s)"
-            )));
-        }
-        let headers = headers(&config)?;
-        let timeout = config
-            .timeout
-            .filter(|t| t.is_finite() && *t > 0.0)
-            .and_then(|t| Duration::try_from_secs_f64(t).ok())
-            .unwrap_or(DEFAULT_TIMEOUT);
-        let client = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT.min(timeout))
-            .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let transport = Transport::new(
+            &format!("{base}/chat/completions"),
+            headers(&config)?,
+            &config,
+        )?;
         let retry = RetryPolicy::from_config(&config);
         Ok(Self {
             config,
-            client,
-            endpoint,
-            headers,
+            transport,
             retry,
-            timeout,
         })
     }
 
@@ -109,7 +84,7 @@ impl OpenAiChat {
 
     /// The URL requests go to (`.../chat/completions`).
     pub fn endpoint(&self) -> &str {
-        self.endpoint.as_str()
+        self.transport.endpoint.as_str()
     }
 
     /// The request body this client sends for `request` (what goes on the wire, minus headers).
@@ -128,57 +103,23 @@ impl OpenAiChat {
         on_delta: Option<&tokio::sync::mpsc::UnboundedSender<StreamDelta>>,
     ) -> Result<LlmResponse> {
         let started = Instant::now();
-        let send = self
-            .client
-            .post(self.endpoint.clone())
-            .headers(self.headers.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .body(body)
-            .send();
-        let response = tokio::time::timeout(self.timeout, send)
-            .await
-            .map_err(|_| LlmError::Timeout(self.timeout))?
-            .map_err(|e| transport_error(&e, self.timeout))?;
-        let status = response.status();
-        if !status.is_success() {
-            let headers = response.headers().clone();
-            // The status says what happened; an unreadable body only loses the message.
-            let body = match tokio::time::timeout(self.timeout, response.bytes()).await {
-                Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-                _ => String::new(),
-            };
-            return Err(http_error::status_error(
-                status.as_u16(),
-                &headers,
-                &body,
-                self.timeout,
-            ));
-        }
-        let is_sse = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-        let assembled = if is_sse {
-            stream::read_stream(response, on_delta, self.timeout).await?
-        } else {
-            let left = self.timeout.saturating_sub(started.elapsed());
-            let bytes = tokio::time::timeout(left, response.bytes())
-                .await
-                .map_err(|_| LlmError::Timeout(self.timeout))?
-                .map_err(|e| transport_error(&e, self.timeout))?;
-            let assembled = reply::Assembled::from_json(&bytes, self.timeout)?;
-            // A server that ignored `stream: true` still gives the caller its text.
-            if let Some(sink) = on_delta
-                && (!assembled.text.is_empty() || !assembled.reasoning.is_empty())
-            {
-                let _ = sink.send(StreamDelta {
-                    content: (!assembled.text.is_empty()).then(|| assembled.text.clone()),
-                    reasoning_content: (!assembled.reasoning.is_empty())
-                        .then(|| assembled.reasoning.clone()),
-                });
+        let timeout = self.transport.timeout;
+        let assembled = match self.transport.post(body, started).await? {
+            Body::Stream(response) => stream::read_stream(response, on_delta, timeout).await?,
+            Body::Whole(bytes) => {
+                let assembled = reply::Assembled::from_json(&bytes, timeout)?;
+                // A server that ignored `stream: true` still gives the caller its text.
+                if let Some(sink) = on_delta
+                    && (!assembled.text.is_empty() || !assembled.reasoning.is_empty())
+                {
+                    let _ = sink.send(StreamDelta {
+                        content: (!assembled.text.is_empty()).then(|| assembled.text.clone()),
+                        reasoning_content: (!assembled.reasoning.is_empty())
+                            .then(|| assembled.reasoning.clone()),
+                    });
+                }
+                assembled
             }
-            assembled
         };
         let mut response = assembled.into_response(&self.config, started.elapsed());
         crate::prices::apply_to_response(&self.config, &mut response);
@@ -208,7 +149,7 @@ impl Llm for OpenAiChat {
                     async move {
                         tracing::debug!(
                             model = %self.config.model,
-                            endpoint = %self.endpoint,
+                            endpoint = %self.transport.endpoint,
                             attempt,
                             "LLM request"
                         );
@@ -224,7 +165,7 @@ impl Llm for OpenAiChat {
     }
 }
 
-/// Authorization and extra headers of `config`.
+/// The authorization header of `config` (the transport adds the extra headers).
 fn headers(config: &LlmConfig) -> Result<HeaderMap> {
     let mut headers = HeaderMap::new();
     if let Some(key) = config.api_key.as_deref().filter(|k| !k.is_empty()) {
@@ -232,14 +173,6 @@ fn headers(config: &LlmConfig) -> Result<HeaderMap> {
             .map_err(|_| LlmError::Config("the API key contains invalid characters".into()))?;
         value.set_sensitive(true);
         headers.insert(AUTHORIZATION, value);
-    }
-    for (name, value) in config.extra_headers.iter().flatten() {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| LlmError::Config(format!("bad extra header name `{name}`")))?;
-        let mut value = HeaderValue::from_str(value)
-            .map_err(|_| LlmError::Config(format!("bad value for extra header `{name}`")))?;
-        value.set_sensitive(true);
-        headers.insert(name, value);
     }
     Ok(headers)
 }
