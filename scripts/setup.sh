@@ -70,7 +70,9 @@ if ! "$TANDEM_OH_VENV/bin/python" -c 'import sys; from importlib.metadata import
   "$TANDEM_OH_VENV/bin/pip" install -q --disable-pip-version-check uv
   overrides="$(mktemp)"
   echo 'certifi>=2026.10.18' > "$overrides"
-  "$TANDEM_OH_VENV/bin/uv" pip install -q --python "$TANDEM_OH_VENV/bin/python" --override "$overrides" "${OH_PKGS[@]}"
+  # Bytecode is compiled here: tests import these packages many times, and PYTHONDONTWRITEBYTECODE
+  # may keep Python from caching it.
+  "$TANDEM_OH_VENV/bin/uv" pip install -q --compile-bytecode --python "$TANDEM_OH_VENV/bin/python" --override "$overrides" "${OH_PKGS[@]}"
   rm -f "$overrides"
 fi
 # --- end OpenHands compatibility peers ---

@@ -16,9 +16,18 @@ echo "== cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== tests"
+# The end-to-end tests start the `tandem` binary. The workspace test build makes it with the
+# features every test unifies; pointing TANDEM_BIN at that build keeps the tests from running
+# `cargo build -p tandem-cli`, whose narrower feature set would rebuild most crates while the
+# tests wait (minutes on a cold 2-core machine).
+target_dir="$(cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+export TANDEM_BIN="$target_dir/debug/tandem"
 if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --locked --no-run
   cargo nextest run --workspace --locked --no-fail-fast
 else
+  cargo test --workspace --locked --no-run
   cargo test --workspace --locked --no-fail-fast
 fi
 

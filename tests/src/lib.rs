@@ -36,7 +36,11 @@ pub fn tandem_bin() -> Result<PathBuf> {
 
 fn build_tandem() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("TANDEM_BIN") {
-        return Ok(PathBuf::from(p));
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            bail!("TANDEM_BIN points at {}, which is not a file", p.display());
+        }
+        return Ok(p);
     }
     // <target>/<profile>/deps/<this exe>
     let exe = std::env::current_exe().context("current exe")?;
