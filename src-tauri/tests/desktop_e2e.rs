@@ -163,8 +163,16 @@ impl Session {
     async fn wait_css(&self, css: &str, timeout: Duration) -> Result<String> {
         let deadline = Instant::now() + timeout;
         loop {
-            if let Some(e) = self.find_all(css).await?.into_iter().next() {
-                return Ok(e);
+            // WebKitWebDriver answers "stale element reference" when the page replaces a match
+            // while it collects them; that is a moment to look again, not a failure.
+            match self.find_all(css).await {
+                Ok(found) => {
+                    if let Some(e) = found.into_iter().next() {
+                        return Ok(e);
+                    }
+                }
+                Err(e) if format!("{e:#}").contains("stale element") => {}
+                Err(e) => return Err(e),
             }
             if Instant::now() > deadline {
                 bail!("no `{css}` within {timeout:?}");
@@ -261,7 +269,6 @@ fn decode_base64(s: &str) -> Result<Vec<u8>> {
 }
 
 #[test]
-#[ignore = "P4, open: after the demo run finishes the virtualised timeline renders no rows under Xvfb (0-height viewport suspected); launch, connection, keyring and first event pass. Run with --ignored"]
 fn desktop_app_end_to_end() {
     let app = PathBuf::from(env!("CARGO_BIN_EXE_tandem-desktop"));
     let xvfb = need("Xvfb");
@@ -503,7 +510,19 @@ async fn checks(
     let finished = s
         .wait_css(".status-pill.st-finished", Duration::from_secs(120))
         .await;
-    let actions = s.find_all(".timeline-list .item.action").await?.len();
+    let mut actions = 0;
+    for _ in 0..20 {
+        match s.find_all(".timeline-list .item.action").await {
+            Ok(found) => {
+                actions = found.len();
+                break;
+            }
+            Err(e) if format!("{e:#}").contains("stale element") => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
     s.screenshot(shots, "desktop-conversation").await?;
     match finished {
         Ok(_) if actions >= 2 => {
@@ -513,7 +532,8 @@ async fn checks(
             )
         }
         Ok(_) => missing.push(format!(
-            "the demo conversation finished with only {actions} actions in the timeline"
+            "the demo conversation finished with only {actions} actions in the timeline ({})",
+            timeline_probe(&s).await
         )),
         Err(e) => {
             let status = match s.find_all(".status-pill").await?.into_iter().next() {
@@ -529,4 +549,23 @@ async fn checks(
         missing.join("\n- ")
     );
     Ok(())
+}
+
+/// What the timeline list looks like in the page, for failure messages: the scroller's
+/// geometry and the rows in the DOM.
+async fn timeline_probe(s: &Session) -> String {
+    let script = "const list = document.querySelector('.timeline-list');\n\
+        const sc = list && list.querySelector('[data-virtuoso-scroller], [data-test-id=virtuoso-scroller]');\n\
+        const rows = list ? list.querySelectorAll('[data-index]') : [];\n\
+        return JSON.stringify({list: list && list.getBoundingClientRect().height, \
+          scroller: sc && {top: sc.scrollTop, height: sc.scrollHeight, client: sc.clientHeight}, \
+          rows: Array.from(rows).map(r => r.getAttribute('data-index') + ':' + r.getBoundingClientRect().height + ':' + (r.textContent || '').slice(0, 20)), \
+          html: list ? list.innerHTML.slice(0, 600) : null});";
+    match s
+        .post("/execute/sync", json!({"script": script, "args": []}))
+        .await
+    {
+        Ok(v) => v.as_str().unwrap_or_default().to_owned(),
+        Err(e) => format!("probe failed: {e:#}"),
+    }
 }

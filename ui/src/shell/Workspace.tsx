@@ -43,7 +43,7 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
           </div>
           {pending.length > 0 && <ApprovalPanel api={api} conversationId={conversationId} pending={pending} />}
           <section className="pane grow" data-pane="timeline" aria-label="Timeline" tabIndex={-1}>
-            <TimelinePane state={state} />
+            <TimelinePane key={key} state={state} />
           </section>
           <section className="pane" data-pane="chat" aria-label="Chat" tabIndex={-1}>
             <ChatPane api={api} conversationId={conversationId} state={state} dispatch={dispatch} />

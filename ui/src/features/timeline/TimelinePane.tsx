@@ -1,6 +1,6 @@
 // Every event of the conversation, virtualised (react-virtuoso keeps 10,000+ rows smooth with
 // variable heights) and stuck to the bottom while the person is at the bottom.
-import { useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { Virtuoso, type VirtuosoHandle } from "react-virtuoso";
 import type { TimelineState } from "../../store/timeline";
 import { ALL_KINDS, defaultFilter, filterItems, type KindFilter, type TimelineFilter } from "./filter";
@@ -55,6 +55,28 @@ export function TimelineFilters({ filter, onChange }: { filter: TimelineFilter; 
   );
 }
 
+type StreamingText = TimelineState["streaming"];
+
+/** The agent's reply as it streams in, below the last row. A stable component (the text comes
+ * through Virtuoso's context), so the list does not remount it on every delta. */
+function StreamingFooter({ context }: { context: StreamingText }) {
+  if (!context) return null;
+  return (
+    <div className="item message from-agent streaming" aria-live="polite">
+      <div className="item-head">
+        <span className="who">Agent</span>
+        <span className="badge running">streaming</span>
+      </div>
+      {context.reasoning && <div className="thinking-body">{context.reasoning}</div>}
+      <div className="markdown">{context.content}</div>
+    </div>
+  );
+}
+
+const LIST_COMPONENTS = { Footer: StreamingFooter };
+const LIST_STYLE = { position: "absolute", inset: 0 } as const;
+
+/** The timeline of one conversation; mount it once per conversation (key it by the conversation). */
 export function TimelinePane({ state }: { state: TimelineState }) {
   const [filter, setFilter] = useState<TimelineFilter>(defaultFilter);
   const items = useMemo(() => filterItems(state.items, filter), [state.items, filter]);
@@ -64,6 +86,14 @@ export function TimelinePane({ state }: { state: TimelineState }) {
   );
   const ref = useRef<VirtuosoHandle>(null);
   const [atBottom, setAtBottom] = useState(true);
+  // Open at the latest event. Not through `initialTopMostItemIndex`: Virtuoso keeps the list
+  // hidden until that first scroll settles, and rows arriving meanwhile can keep it hidden for good.
+  const opened = useRef(false);
+  useEffect(() => {
+    if (opened.current || items.length === 0) return;
+    opened.current = true;
+    ref.current?.scrollToIndex({ index: "LAST", align: "end", behavior: "auto" });
+  }, [items.length]);
 
   return (
     <div className="timeline">
@@ -74,33 +104,22 @@ export function TimelinePane({ state }: { state: TimelineState }) {
         ) : (
           <Virtuoso
             ref={ref}
+            style={LIST_STYLE}
             data={items}
+            context={state.streaming}
             computeItemKey={(_, item) => item.id}
             followOutput={(bottom) => (bottom ? "auto" : false)}
             atBottomStateChange={setAtBottom}
-            initialTopMostItemIndex={items.length - 1}
             increaseViewportBy={{ top: 400, bottom: 400 }}
             itemContent={(_, item) => <ItemView item={item} pending={pending.has(item.id)} />}
-            components={{
-              Footer: () =>
-                state.streaming ? (
-                  <div className="item message from-agent streaming" aria-live="polite">
-                    <div className="item-head">
-                      <span className="who">Agent</span>
-                      <span className="badge running">streaming</span>
-                    </div>
-                    {state.streaming.reasoning && <div className="thinking-body">{state.streaming.reasoning}</div>}
-                    <div className="markdown">{state.streaming.content}</div>
-                  </div>
-                ) : null,
-            }}
+            components={LIST_COMPONENTS}
           />
         )}
         {!atBottom && items.length > 0 && (
           <button
             type="button"
             className="jump"
-            onClick={() => ref.current?.scrollToIndex({ index: items.length - 1, behavior: "auto" })}
+            onClick={() => ref.current?.scrollToIndex({ index: "LAST", behavior: "auto" })}
           >
             ↓ Latest
           </button>
