@@ -533,7 +533,7 @@ async fn checks(
         }
         Ok(_) => missing.push(format!(
             "the demo conversation finished with only {actions} actions in the timeline ({})",
-            timeline_probe(&s).await
+            timeline_probe(s).await
         )),
         Err(e) => {
             let status = match s.find_all(".status-pill").await?.into_iter().next() {
