@@ -1,8 +1,9 @@
 //! The desktop app end to end: the real `tandem-desktop` binary under Xvfb, driven through
 //! tauri-driver + WebKitWebDriver, in a private D-Bus session with gnome-keyring. It checks the
 //! window comes up with the local backend connected (and measures that cold start), the demo
-//! badge, one conversation run by the demo LLM from the UI until it finishes, and a keyring
-//! round-trip through the app's commands into the real Secret Service.
+//! badge, one conversation run by the demo LLM from the UI until it finishes, a keyring
+//! round-trip through the app's commands into the real Secret Service, and a restart that
+//! reopens the same backend and conversation.
 //!
 //! Everything it needs is installed by `scripts/setup.sh`; a missing part fails the test with
 //! what to run. The WebDriver session is always deleted and Xvfb and the driver are always
@@ -366,19 +367,9 @@ fn desktop_app_end_to_end() {
     }
 }
 
-/// Creates the session (which launches the app), runs the checks, and always deletes it.
-async fn drive(
-    app: &Path,
-    port: u16,
-    bus_file: &Path,
-    shots: &[PathBuf],
-    home: &Path,
-) -> Result<()> {
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(120))
-        .build()?;
+/// Launches the app through a new WebDriver session.
+async fn launch(http: &reqwest::Client, port: u16, app: &Path) -> Result<Session> {
     let caps = json!({"capabilities": {"alwaysMatch": {"tauri:options": {"application": app}}}});
-    let started = Instant::now();
     let resp = http
         .post(format!("http://127.0.0.1:{port}/session"))
         .json(&caps)
@@ -390,14 +381,72 @@ async fn drive(
     let Some(id) = id.filter(|_| status.is_success()) else {
         bail!("new WebDriver session: {status} {v}");
     };
-    let s = Session {
-        http,
+    Ok(Session {
+        http: http.clone(),
         base: format!("http://127.0.0.1:{port}/session/{id}"),
-    };
+    })
+}
+
+/// Launches the app, runs the checks, quits it, launches it again to check that it restores the
+/// session; every WebDriver session is deleted whatever happens.
+async fn drive(
+    app: &Path,
+    port: u16,
+    bus_file: &Path,
+    shots: &[PathBuf],
+    home: &Path,
+) -> Result<()> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let started = Instant::now();
+    let s = launch(&http, port, app).await?;
     let result = checks(&s, started, bus_file, shots, home).await;
     let deleted = s.cmd(reqwest::Method::DELETE, "", None).await;
     result?;
-    deleted.map(drop).context("deleting the WebDriver session")
+    deleted.context("deleting the WebDriver session")?;
+
+    let s = launch(&http, port, app).await?;
+    let result = restored(&s, shots, home).await;
+    let deleted = s.cmd(reqwest::Method::DELETE, "", None).await;
+    result?;
+    deleted
+        .map(drop)
+        .context("deleting the second WebDriver session")
+}
+
+/// 5. After a restart the app is back on the local backend with the finished conversation open.
+async fn restored(s: &Session, shots: &[PathBuf], home: &Path) -> Result<()> {
+    let file = home.join(".config/dev.tandem.desktop/session.json");
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?,
+    )?;
+    ensure!(
+        saved["backend"].as_str().unwrap_or("local") == "local"
+            && saved["lastConversation.local"].is_string(),
+        "session.json after the first run: {saved}"
+    );
+    s.wait_css(".backend-switcher .conn.conn-ok", Duration::from_secs(60))
+        .await
+        .context("after a restart the local backend never showed connected")?;
+    s.wait_css(
+        ".pane-head .status-pill.st-finished",
+        Duration::from_secs(30),
+    )
+    .await
+    .with_context(|| format!("after a restart the last conversation is not open ({saved})"))?;
+    if let Err(e) = s
+        .wait_css(".timeline-list .item.action", Duration::from_secs(30))
+        .await
+    {
+        bail!(
+            "after a restart the timeline of the last conversation shows no action ({e}): {}",
+            timeline_probe(s).await
+        );
+    }
+    s.screenshot(shots, "desktop-restored").await?;
+    println!("desktop: the restarted app reopened the last conversation");
+    Ok(())
 }
 
 async fn checks(
@@ -508,7 +557,10 @@ async fn checks(
         first.as_str().unwrap_or_default()
     );
     let finished = s
-        .wait_css(".status-pill.st-finished", Duration::from_secs(120))
+        .wait_css(
+            ".pane-head .status-pill.st-finished",
+            Duration::from_secs(120),
+        )
         .await;
     let mut actions = 0;
     for _ in 0..20 {

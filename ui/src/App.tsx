@@ -9,7 +9,7 @@ import { HelpOverlay } from "./shell/HelpOverlay";
 import { useGlobalShortcuts } from "./shell/shortcuts";
 import { useThemeEffect } from "./shell/theme";
 import { Workspace } from "./shell/Workspace";
-import { useUi, type Theme } from "./store/ui";
+import { lastConversationPref, useUi, type Theme } from "./store/ui";
 
 export function App() {
   useThemeEffect();
@@ -26,8 +26,11 @@ export function App() {
   // A conversation belongs to one backend: switching backends closes it.
   const backendId = backend?.id;
   useEffect(() => {
-    const last = host().loadPref<string>("lastConversation");
-    useUi.getState().openConversation(backendId && last ? last : null);
+    // Reopen that backend's last conversation. Set directly, not through openConversation: this
+    // only restores what was remembered and must not overwrite it (the effect also runs before
+    // the backends have loaded).
+    const last = backendId ? host().loadPref<string>(lastConversationPref(backendId)) : null;
+    useUi.setState({ conversationId: last ?? null });
   }, [backendId]);
 
   const nextTheme: Record<Theme, Theme> = { system: "dark", dark: "light", light: "system" };

@@ -12,7 +12,7 @@ export async function initHost(): Promise<Host> {
   const w = window as unknown as { __TAURI_INTERNALS__?: unknown };
   if (w.__TAURI_INTERNALS__) {
     const { createTauriHost } = await import("./tauri");
-    current = createTauriHost();
+    current = await createTauriHost();
   } else {
     current = createBrowserHost();
   }

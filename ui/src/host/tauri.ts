@@ -6,12 +6,43 @@
 //   keyring_get {account} -> string | null     keyring_set {account, secret}   keyring_delete {account}
 //   pick_folder -> string | null                backend_local -> {baseUrl, key} | null
 //   backend_list -> SavedBackend[]              backend_save {backends}
+//   session_last -> LastSession                 session_save {session} (fields left out are kept)
 import { invoke } from "@tauri-apps/api/core";
 import type { Host, LocalBackend, SavedBackend } from "./host";
 
 const PREFIX = "tandem.";
 
-export function createTauriHost(): Host {
+/** The desktop's session file (`session.json` in the app's config folder). */
+interface LastSession {
+  backend?: string;
+  workspace?: string;
+  conversation?: string;
+  [pref: string]: unknown;
+}
+
+/** Preferences kept in the session file, so a restart restores them even when the webview's
+ * storage is gone: the active backend, the last workspace folder, each backend's open conversation. */
+function sessionField(pref: string): string | null {
+  if (pref === "activeBackend") return "backend";
+  if (pref === "lastWorkspace") return "workspace";
+  if (pref.startsWith("lastConversation.")) return pref;
+  return null;
+}
+
+function readLocal<T>(name: string): T | null {
+  try {
+    const v = localStorage.getItem(PREFIX + name);
+    return v === null ? null : (JSON.parse(v) as T);
+  } catch {
+    return null;
+  }
+}
+
+export async function createTauriHost(): Promise<Host> {
+  const session = await invoke<LastSession>("session_last").catch((e: unknown) => {
+    console.warn("session_last failed; starting without the saved session", e);
+    return {} as LastSession;
+  });
   return {
     kind: "tauri",
     keyringWarning: null,
@@ -22,17 +53,23 @@ export function createTauriHost(): Host {
     localBackend: () => invoke<LocalBackend | null>("backend_local"),
     loadBackends: () => invoke<SavedBackend[]>("backend_list"),
     saveBackends: (backends) => invoke<void>("backend_save", { backends }),
-    // Preferences are not secrets: the webview's localStorage persists them fine.
+    // Preferences are not secrets: the webview's localStorage keeps them, and the session file
+    // keeps the ones a restart must restore.
     loadPref<T>(name: string): T | null {
-      try {
-        const v = localStorage.getItem(PREFIX + name);
-        return v === null ? null : (JSON.parse(v) as T);
-      } catch {
-        return null;
-      }
+      const field = sessionField(name);
+      if (field && session[field] !== undefined) return session[field] as T;
+      return readLocal<T>(name);
     },
     savePref(name, value) {
       localStorage.setItem(PREFIX + name, JSON.stringify(value));
+      const field = sessionField(name);
+      if (!field) return;
+      session[field] = value ?? undefined;
+      const update: LastSession = { [field]: value ?? null };
+      if (field.startsWith("lastConversation.") && session.backend && field === `lastConversation.${session.backend}`) {
+        update.conversation = (value as string | null) ?? undefined;
+      }
+      invoke("session_save", { session: update }).catch((e: unknown) => console.warn("session_save failed", e));
     },
   };
 }

@@ -1,6 +1,10 @@
 // UI-only state: which conversation is open and the person's view preferences.
 import { create } from "zustand";
+import { useBackends } from "../features/backends/backendStore";
 import { host } from "../host";
+
+/** The preference that remembers the open conversation of a backend. */
+export const lastConversationPref = (backendId: string) => `lastConversation.${backendId}`;
 
 export type Theme = "system" | "dark" | "light";
 
@@ -21,7 +25,9 @@ export const useUi = create<UiStore>()((set) => ({
   helpOpen: false,
   settingsOpen: false,
   openConversation(id) {
-    host().savePref("lastConversation", id);
+    // Remembered per backend: switching backends reopens each one's own last conversation.
+    const backendId = useBackends.getState().activeId;
+    if (backendId) host().savePref(lastConversationPref(backendId), id);
     set({ conversationId: id });
   },
   setTheme(theme) {
