@@ -31,8 +31,8 @@ else
   cargo test --workspace --locked --no-fail-fast
 fi
 
-echo "== UI: typecheck, unit tests"
-# The API types are generated from the upstream OpenAPI document for now: tandem serve's own
-# document lists every path but not yet the body schemas (`npm run -w ui gen:api` regenerates
-# from it once it does, and `check:api` then guards staleness here).
+echo "== UI: API types current, typecheck, unit tests"
+# check:api fails when ui/openapi.tandem.json differs from `$TANDEM_BIN openapi` (our server's
+# document) or when generated.ts / tandem.gen.ts are stale against their documents.
+npm run -w ui check:api
 npm run -w ui typecheck && npm run -w ui test

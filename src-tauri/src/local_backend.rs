@@ -3,19 +3,15 @@
 //! reach it and nothing on this one can drive it without the key. With no LLM provider
 //! configured it runs the scripted demo LLM (on loopback too) and says so.
 //!
-//! The UI is served from Tauri's own scheme, so the router is wrapped in a CORS layer that
-//! admits exactly the webview's origins (and the Vite dev server's in dev builds).
+//! The UI is served from Tauri's own scheme, so the server gets tandem-server's CORS layer with
+//! exactly the webview's origins (and the Vite dev server's on loopback in dev builds).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use tandem_protocol::LlmConfig;
-use tandem_server::{Server, ServerConfig};
+use tandem_server::{Cors, Server, ServerConfig};
 use tandem_testkit::ScriptedLlmServer;
 use tokio::sync::oneshot;
 
@@ -150,8 +146,8 @@ impl LocalBackend {
         let addr = listener
             .local_addr()
             .map_err(|e| Error::Backend(e.to_string()))?;
-        let server = Server::start(config).await;
-        let router = server.router().layer(axum::middleware::from_fn(cors));
+        let server = Server::start(config).await.with_cors(webview_cors());
+        let router = server.router();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let served = axum::serve(listener, router).with_graceful_shutdown(async move {
@@ -207,74 +203,30 @@ fn random_key() -> String {
     )
 }
 
-/// Origins the webview may call the local backend from.
-fn origin_allowed(origin: &str) -> bool {
-    const WEBVIEW: [&str; 3] = [
-        "tauri://localhost",
-        "http://tauri.localhost",
-        "https://tauri.localhost",
-    ];
-    if WEBVIEW.contains(&origin) {
-        return true;
+/// The webview's origins on each platform.
+const WEBVIEW_ORIGINS: [&str; 3] = [
+    "tauri://localhost",
+    "http://tauri.localhost",
+    "https://tauri.localhost",
+];
+
+/// Origins the webview may call the local backend from: its own, and in dev builds the Vite
+/// dev server's on loopback (any port).
+fn webview_cors() -> Cors {
+    // The constant origins are valid; an empty policy (no CORS) would only show as a UI that
+    // cannot connect.
+    let cors = Cors::new(WEBVIEW_ORIGINS).unwrap_or_default();
+    if cfg!(feature = "custom-protocol") {
+        cors
+    } else {
+        cors.with_loopback_dev_servers()
     }
-    // Dev builds load the UI from the Vite dev server on loopback.
-    cfg!(not(feature = "custom-protocol"))
-        && ["http://localhost:", "http://127.0.0.1:"].iter().any(|p| {
-            origin
-                .strip_prefix(p)
-                .is_some_and(|port| port.parse::<u16>().is_ok())
-        })
 }
 
-/// CORS for the webview: preflights answered here (before authentication, as browsers send
-/// them without the key), the allow headers added to every other answer.
-async fn cors(req: Request, next: Next) -> Response {
-    let origin = req
-        .headers()
-        .get(header::ORIGIN)
-        .and_then(|o| o.to_str().ok())
-        .map(str::to_owned);
-    let Some(origin) = origin.filter(|o| origin_allowed(o)) else {
-        return next.run(req).await;
-    };
-    let Ok(origin_value) = HeaderValue::from_str(&origin) else {
-        return next.run(req).await;
-    };
-    if req.method() == Method::OPTIONS
-        && req
-            .headers()
-            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
-    {
-        let mut h = HeaderMap::new();
-        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin_value);
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static("GET, POST, PUT, PATCH, DELETE, OPTIONS"),
-        );
-        let asked = req
-            .headers()
-            .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
-            .cloned();
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_HEADERS,
-            asked.unwrap_or_else(|| HeaderValue::from_static("*")),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_MAX_AGE,
-            HeaderValue::from_static("600"),
-        );
-        h.insert(header::VARY, HeaderValue::from_static("Origin"));
-        return (StatusCode::NO_CONTENT, h).into_response();
-    }
-    let mut resp = next.run(req).await;
-    let h = resp.headers_mut();
-    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin_value);
-    h.insert(
-        header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("*"),
-    );
-    h.append(header::VARY, HeaderValue::from_static("Origin"));
-    resp
+/// Whether the webview on `origin` may call the local backend.
+#[cfg(test)]
+fn origin_allowed(origin: &str) -> bool {
+    webview_cors().allows(origin)
 }
 
 #[cfg(test)]
@@ -282,9 +234,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_webview_origins_are_valid() {
+        assert_eq!(
+            Cors::new(WEBVIEW_ORIGINS).unwrap().origins(),
+            WEBVIEW_ORIGINS
+        );
+    }
+
+    #[test]
     fn only_the_webview_origins_are_allowed() {
         assert!(origin_allowed("tauri://localhost"));
         assert!(origin_allowed("http://tauri.localhost"));
+        assert!(origin_allowed("https://tauri.localhost"));
         assert!(!origin_allowed("http://evil.example"));
         assert!(!origin_allowed("null"));
         assert_eq!(

@@ -76,6 +76,8 @@ enum Cmd {
     Conversations,
     /// Run the agent server (OpenHands-compatible API, PTY and workspace endpoints, OpenAI gateway).
     Serve(serve::ServeArgs),
+    /// Print the agent server's OpenAPI document (what `tandem serve` serves at /openapi.json).
+    Openapi,
 }
 
 fn main() -> ExitCode {
@@ -114,6 +116,10 @@ fn main() -> ExitCode {
 }
 
 async fn dispatch(cmd: Cmd) -> Result<u8> {
+    if let Cmd::Openapi = cmd {
+        print!("{}", tandem_server::routes::openapi_document());
+        return Ok(0);
+    }
     let home = tandem_home()?;
     let settings = SettingsFile::load(&home)?;
     let store = ConversationStore::new(home.join("conversations"));
@@ -226,6 +232,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             list(&store)?;
             Ok(0)
         }
+        Cmd::Openapi => Ok(0),
     }
 }
 

@@ -8,13 +8,17 @@
 //! conversation stay in memory: after a restart the server takes them from `LLM_API_KEY` or
 //! the provider's variable (`OPENAI_API_KEY`, ...). The gateway's `default` profile is
 //! `LLM_MODEL`/`LLM_BASE_URL`/`LLM_API_KEY`, else the settings file's `llm`.
+//!
+//! Web pages on other origins may call the API when their origin is allowed with
+//! `--allow-origin` (repeatable) or `TANDEM_ALLOWED_ORIGINS` (comma list): exact
+//! `scheme://host[:port]` matches, and their requests still need the session key.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use tandem_protocol::LlmConfig;
-use tandem_server::{Server, ServerConfig};
+use tandem_server::{Cors, Server, ServerConfig};
 
 use crate::settings::SettingsFile;
 
@@ -33,6 +37,9 @@ pub struct ServeArgs {
     /// Runs at once before `run` answers 429.
     #[arg(long)]
     pub max_concurrent_runs: Option<usize>,
+    /// Browser origin (scheme://host[:port]) whose pages may call the API (repeatable); also TANDEM_ALLOWED_ORIGINS (comma list).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
     /// `demo`: the default LLM profile is the scripted demo LLM on loopback (no provider needed).
     #[arg(long, value_name = "demo")]
     pub llm: Option<String>,
@@ -58,6 +65,17 @@ pub fn config(args: &ServeArgs, home: &Path, settings: &SettingsFile) -> ServerC
     c
 }
 
+/// The CORS policy of `--allow-origin` and `TANDEM_ALLOWED_ORIGINS` (`env`); an entry that is
+/// not an origin is an error naming where it came from.
+pub fn cors(args: &ServeArgs, env: Option<&str>) -> Result<Cors> {
+    let from_env = Cors::from_list(env.unwrap_or(""))
+        .map_err(|e| anyhow::anyhow!("TANDEM_ALLOWED_ORIGINS: {e}"))?;
+    let from_flags =
+        Cors::new(&args.allow_origins).map_err(|e| anyhow::anyhow!("--allow-origin: {e}"))?;
+    Cors::new(from_env.origins().iter().chain(from_flags.origins()))
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 /// Runs the server until Ctrl-C or SIGTERM. Exit 2 for a refused address.
 pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Result<u8> {
     let ip: IpAddr = args
@@ -76,6 +94,10 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
                 args.host
             )
         })?;
+    let cors = cors(
+        &args,
+        std::env::var("TANDEM_ALLOWED_ORIGINS").ok().as_deref(),
+    )?;
     let mut config = config(&args, home, settings);
     // Kept alive while the server runs: the demo LLM answers on loopback.
     let _demo = match args.llm.as_deref() {
@@ -114,7 +136,7 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
     let conversations = config.conversations_path.clone();
     let keyed = !config.session_keys.is_empty();
     let first_key = config.session_keys.first().cloned();
-    let mut server = Server::start(config).await;
+    let mut server = Server::start(config).await.with_cors(cors.clone());
     println!("Tandem agent server on http://{local}");
     match ui_dir() {
         Some(dir) => {
@@ -135,6 +157,17 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
             "no session key: loopback only"
         }
     );
+    if !cors.is_empty() {
+        eprintln!(
+            "· CORS: pages on {} may call the API{}",
+            cors.origins().join(", "),
+            if keyed {
+                " (with the session key)"
+            } else {
+                "; without a session key they can run commands here"
+            }
+        );
+    }
     eprintln!("warning: local mode: agents run commands on this machine");
     server
         .serve(listener, shutdown_signal())
@@ -172,5 +205,54 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = term => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn args(flags: &[&str]) -> ServeArgs {
+        Cli::try_parse_from(std::iter::once("serve").chain(flags.iter().copied()))
+            .unwrap()
+            .serve
+    }
+
+    #[test]
+    fn allowed_origins_come_from_flags_and_the_environment() {
+        let a = args(&[
+            "--allow-origin",
+            "https://a.example",
+            "--allow-origin",
+            "http://localhost:5173",
+        ]);
+        let c = cors(&a, Some("https://b.example, https://a.example")).unwrap();
+        assert_eq!(
+            c.origins(),
+            [
+                "https://b.example",
+                "https://a.example",
+                "http://localhost:5173"
+            ]
+        );
+        assert!(cors(&args(&[]), None).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_bad_origin_names_where_it_came_from() {
+        let e = cors(&args(&["--allow-origin", "*"]), None).unwrap_err();
+        assert!(e.to_string().starts_with("--allow-origin: "), "{e}");
+        assert!(e.to_string().contains("`*`"), "{e}");
+        let e = cors(&args(&[]), Some("https://ok.example,https://x.example/")).unwrap_err();
+        assert!(e.to_string().starts_with("TANDEM_ALLOWED_ORIGINS: "), "{e}");
+        assert!(e.to_string().contains("https://x.example/"), "{e}");
     }
 }

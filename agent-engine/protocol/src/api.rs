@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use crate::{
     AgentSpec, ConfirmationPolicy, Content, ConversationStats, Event, ExecutionStatus, Extra, Role,
@@ -16,7 +17,7 @@ use crate::{
 };
 
 /// `POST /api/conversations`: start (or attach to) a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct StartConversationRequest {
     /// The agent: LLM (its key builds the LLM in memory and is never persisted), tools, prompt.
     pub agent: AgentSpec,
@@ -49,11 +50,12 @@ pub struct StartConversationRequest {
     pub tags: Option<BTreeMap<String, String>>,
     /// Upstream fields this server does not interpret, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// `POST /api/conversations/{id}/events`: a user message, optionally starting the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SendMessageRequest {
     /// Always `user` for messages sent to the agent.
     #[serde(default = "user_role")]
@@ -68,6 +70,7 @@ pub struct SendMessageRequest {
     pub sender: Option<String>,
     /// Fields this version does not interpret, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -76,7 +79,7 @@ fn user_role() -> Role {
 }
 
 /// `{"success": true}`: the answer of most commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SuccessResponse {
     /// Always true (failures are HTTP errors).
     pub success: bool,
@@ -88,7 +91,7 @@ impl SuccessResponse {
 }
 
 /// FastAPI's error body: `{"detail": "..."}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorResponse {
     /// What went wrong, for people.
     pub detail: String,
@@ -98,7 +101,7 @@ pub struct ErrorResponse {
 }
 
 /// One item of a 422 body, as FastAPI / pydantic write it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ValidationErrorItem {
     /// Error type (`missing`, `json_invalid`, `uuid_parsing`, `value_error`, ...).
     #[serde(rename = "type")]
@@ -112,14 +115,14 @@ pub struct ValidationErrorItem {
 }
 
 /// A 422 body: `{"detail": [{"type", "loc", "msg", "input"}, ...]}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ValidationErrorResponse {
     /// The problems found.
     pub detail: Vec<ValidationErrorItem>,
 }
 
 /// Whether a conversation's runtime can be used (`ConversationInfo.runtime_info`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct RuntimeInfo {
     /// `available`.
     pub runtime_status: String,
@@ -131,7 +134,7 @@ pub struct RuntimeInfo {
 
 /// A conversation as the REST API reports it (upstream `ConversationInfo`). Fields that upstream
 /// writes as `null` are written as `null` here too.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ConversationInfo {
     /// Dashed UUID.
     pub id: String,
@@ -154,8 +157,10 @@ pub struct ConversationInfo {
     /// Skills invoked so far.
     pub invoked_skills: Vec<Value>,
     /// Actions blocked by hooks.
+    #[schema(value_type = Object)]
     pub blocked_actions: Extra,
     /// Messages blocked by hooks.
+    #[schema(value_type = Object)]
     pub blocked_messages: Extra,
     /// Last user message.
     pub last_user_message_id: Option<String>,
@@ -200,13 +205,14 @@ pub struct ConversationInfo {
     /// Client-side tools.
     pub client_tools: Vec<Value>,
     /// Tool name to Python module, as the client sent it.
+    #[schema(value_type = Object)]
     pub tool_module_qualnames: Extra,
     /// Runtime availability.
     pub runtime_info: Option<RuntimeInfo>,
 }
 
 /// A page of conversations (`GET /api/conversations/search`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ConversationPage {
     /// This page.
     pub items: Vec<ConversationInfo>,
@@ -215,7 +221,7 @@ pub struct ConversationPage {
 }
 
 /// A page of events (`GET .../events/search`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct EventPage {
     /// This page, in the requested order.
     pub items: Vec<Event>,
@@ -224,7 +230,7 @@ pub struct EventPage {
 }
 
 /// `PATCH /api/conversations/{id}`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct UpdateConversationRequest {
     /// New title (1 to 200 characters).
     #[serde(default)]
@@ -235,7 +241,7 @@ pub struct UpdateConversationRequest {
 }
 
 /// `POST .../events/respond_to_confirmation`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ConfirmationResponseRequest {
     /// Approve (and run) or reject the pending actions.
     pub accept: bool,
@@ -249,14 +255,14 @@ fn default_reject_reason() -> String {
 }
 
 /// `POST .../confirmation_policy`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SetConfirmationPolicyRequest {
     /// The new policy.
     pub policy: ConfirmationPolicy,
 }
 
 /// `POST .../security_analyzer`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SetSecurityAnalyzerRequest {
     /// The analyzer, or `null` for none.
     #[serde(default)]
@@ -264,28 +270,28 @@ pub struct SetSecurityAnalyzerRequest {
 }
 
 /// `POST .../secrets`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct UpdateSecretsRequest {
     /// `NAME: "value"` or `{"kind": "StaticSecret"|"LookupSecret", ...}`.
     pub secrets: BTreeMap<String, Value>,
 }
 
 /// `POST .../ask_agent`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AskAgentRequest {
     /// The question.
     pub question: String,
 }
 
 /// Answers of `ask_agent` and `agent_final_response`: `{"response": "..."}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AgentResponse {
     /// The text.
     pub response: String,
 }
 
 /// `POST /api/bash/start_bash_command` and `execute_bash_command`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ExecuteBashRequest {
     /// The shell command.
     pub command: String,
@@ -298,7 +304,7 @@ pub struct ExecuteBashRequest {
 }
 
 /// A started bash command (`kind: "BashCommand"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct BashCommand {
     /// The shell command.
     pub command: String,
@@ -313,7 +319,7 @@ pub struct BashCommand {
 }
 
 /// Output of a bash command (`kind: "BashOutput"`); `exit_code` is set on the last one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct BashOutput {
     /// 32 hex.
     pub id: String,
@@ -332,7 +338,7 @@ pub struct BashOutput {
 }
 
 /// A bash event, discriminated by `kind`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "kind")]
 pub enum BashEvent {
     /// A command started.
@@ -376,7 +382,7 @@ impl BashEvent {
 }
 
 /// A page of bash events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct BashEventPage {
     /// This page.
     pub items: Vec<BashEvent>,
@@ -385,7 +391,7 @@ pub struct BashEventPage {
 }
 
 /// `POST /api/file/upload` answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct FileUploadResponse {
     /// Always true.
     pub success: bool,
@@ -394,7 +400,7 @@ pub struct FileUploadResponse {
 }
 
 /// `PUT /api/settings/secrets`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct CreateSecretRequest {
     /// Secret name.
     pub name: String,
@@ -406,7 +412,7 @@ pub struct CreateSecretRequest {
 }
 
 /// A secret without its value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SecretInfo {
     /// Secret name.
     pub name: String,
@@ -415,28 +421,28 @@ pub struct SecretInfo {
 }
 
 /// `GET /api/settings/secrets`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SecretList {
     /// Names and descriptions, never values.
     pub secrets: Vec<SecretInfo>,
 }
 
 /// `DELETE /api/settings/secrets/{name}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct DeletedResponse {
     /// Whether something was deleted.
     pub deleted: bool,
 }
 
 /// `GET /alive`, `/health`, `/ready`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct StatusResponse {
     /// `ok` or `ready`.
     pub status: String,
 }
 
 /// `GET /server_info` (and `/`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ServerInfo {
     /// Seconds since start.
     pub uptime: f64,
@@ -485,7 +491,7 @@ pub struct ServerInfo {
 }
 
 /// First frame of an authenticating socket client: `{"type":"auth","session_api_key":"..."}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SocketAuthFrame {
     /// `auth`.
     #[serde(rename = "type")]
@@ -496,7 +502,7 @@ pub struct SocketAuthFrame {
 }
 
 /// A client frame of `/sockets/pty/{id}` (Tandem).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PtyClientFrame {
     /// Authenticate (first frame).
@@ -519,8 +525,38 @@ pub enum PtyClientFrame {
     },
 }
 
+/// A text frame the server sends on `/sockets/pty/{id}` (Tandem); the terminal's output
+/// itself comes as binary frames.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PtyServerFrame {
+    /// A client frame was refused, or the shell failed.
+    Error {
+        /// Machine-readable code (`invalid_frame`), when there is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+impl PtyServerFrame {
+    /// An error frame.
+    pub fn error(code: Option<&str>, detail: impl Into<String>) -> Self {
+        Self::Error {
+            code: code.map(str::to_owned),
+            detail: detail.into(),
+        }
+    }
+
+    /// The frame as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
 /// One entry of the workspace tree (Tandem).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WorkspaceEntry {
     /// Path relative to the workspace root, `/`-separated.
     pub path: String,
@@ -533,7 +569,7 @@ pub struct WorkspaceEntry {
 }
 
 /// `GET /api/conversations/{id}/workspace/tree` (Tandem).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WorkspaceTree {
     /// Absolute workspace root.
     pub root: String,
@@ -544,7 +580,7 @@ pub struct WorkspaceTree {
 }
 
 /// `GET /api/conversations/{id}/workspace/file` (Tandem).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WorkspaceFile {
     /// Path relative to the workspace root.
     pub path: String,
@@ -559,7 +595,7 @@ pub struct WorkspaceFile {
 }
 
 /// `PUT /api/conversations/{id}/workspace/file` (Tandem).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WriteWorkspaceFileRequest {
     /// Path relative to the workspace root (or absolute inside it).
     pub path: String,
@@ -571,7 +607,7 @@ pub struct WriteWorkspaceFileRequest {
 }
 
 /// One changed file in a workspace diff (Tandem).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct FileDiff {
     /// Path relative to the workspace root.
     pub path: String,
@@ -584,7 +620,7 @@ pub struct FileDiff {
 }
 
 /// `GET /api/conversations/{id}/workspace/diff` (Tandem): changes since the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WorkspaceDiff {
     /// When the baseline was taken (ISO 8601 UTC).
     pub baseline_at: String,
@@ -593,7 +629,7 @@ pub struct WorkspaceDiff {
 }
 
 /// A chat message of the OpenAI-compatible gateway (`content` is a string or a list of parts).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ChatMessage {
     /// `system`, `user`, `assistant`, `tool`, `developer`.
     pub role: String,
@@ -603,7 +639,7 @@ pub struct ChatMessage {
 }
 
 /// `POST /v1/chat/completions` (Tandem gateway).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ChatCompletionRequest {
     /// `tandem_{profile}` or `openhands_{profile}`.
     pub model: String,
@@ -614,11 +650,12 @@ pub struct ChatCompletionRequest {
     pub stream: bool,
     /// Other OpenAI parameters (accepted, not used).
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Token counts in OpenAI's shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 pub struct ChatUsage {
     /// Prompt tokens.
     pub prompt_tokens: u64,
@@ -629,7 +666,7 @@ pub struct ChatUsage {
 }
 
 /// One choice of a completion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ChatChoice {
     /// Always 0.
     pub index: u32,
@@ -640,7 +677,7 @@ pub struct ChatChoice {
 }
 
 /// `POST /v1/chat/completions` answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ChatCompletionResponse {
     /// `chatcmpl-...`.
     pub id: String,
@@ -657,7 +694,7 @@ pub struct ChatCompletionResponse {
 }
 
 /// One model of `GET /v1/models`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ModelEntry {
     /// `tandem_{profile}`.
     pub id: String,
@@ -670,7 +707,7 @@ pub struct ModelEntry {
 }
 
 /// `GET /v1/models`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ModelList {
     /// `list`.
     pub object: String,
@@ -679,14 +716,14 @@ pub struct ModelList {
 }
 
 /// An error in OpenAI's shape: `{"error": {"message", "type", "code"}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct OpenAiErrorResponse {
     /// The error.
     pub error: OpenAiError,
 }
 
 /// The inner error object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct OpenAiError {
     /// For people.
     pub message: String,

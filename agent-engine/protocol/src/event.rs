@@ -1,6 +1,7 @@
 //! Events: the append-only log of a conversation, and the frames of its WebSocket stream.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::kind::tagged_enum;
 use crate::{
@@ -8,7 +9,7 @@ use crate::{
 };
 
 /// Who an event comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     /// The agent (LLM output and the agent's own errors).
@@ -20,7 +21,7 @@ pub enum Source {
 }
 
 /// Fields every event has.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct EventBase {
     /// UUID (dashed).
     pub id: String,

@@ -41,6 +41,9 @@ macro_rules! tagged_enum {
                 serde_json::from_slice(bytes)
             }
 
+            /// The tags (`kind` / `type`) of the known variants, in declaration order.
+            pub const KINDS: &'static [&'static str] = &[$($kind),*];
+
             /// The tag (`kind` / `type`) this value carries on the wire.
             pub fn kind(&self) -> &str {
                 match self {

@@ -16,6 +16,7 @@ mod event;
 mod kind;
 mod message;
 mod observation;
+mod schema;
 mod state;
 
 pub use action::{
@@ -48,10 +49,10 @@ pub use api::{
     ChatCompletionRequest, ChatCompletionResponse, ChatMessage, ChatUsage,
     ConfirmationResponseRequest, ConversationInfo, ConversationPage, CreateSecretRequest,
     DeletedResponse, ErrorResponse, EventPage, ExecuteBashRequest, FileDiff, FileUploadResponse,
-    ModelEntry, ModelList, OpenAiError, OpenAiErrorResponse, PtyClientFrame, RuntimeInfo,
-    SecretInfo, SecretList, SendMessageRequest, ServerInfo, SetConfirmationPolicyRequest,
-    SetSecurityAnalyzerRequest, SocketAuthFrame, StartConversationRequest, StatusResponse,
-    SuccessResponse, UpdateConversationRequest, UpdateSecretsRequest, ValidationErrorItem,
-    ValidationErrorResponse, WorkspaceDiff, WorkspaceEntry, WorkspaceFile, WorkspaceTree,
-    WriteWorkspaceFileRequest,
+    ModelEntry, ModelList, OpenAiError, OpenAiErrorResponse, PtyClientFrame, PtyServerFrame,
+    RuntimeInfo, SecretInfo, SecretList, SendMessageRequest, ServerInfo,
+    SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SocketAuthFrame,
+    StartConversationRequest, StatusResponse, SuccessResponse, UpdateConversationRequest,
+    UpdateSecretsRequest, ValidationErrorItem, ValidationErrorResponse, WorkspaceDiff,
+    WorkspaceEntry, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
 };

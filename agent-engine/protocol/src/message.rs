@@ -1,12 +1,13 @@
 //! Messages exchanged with the LLM, in the shape the upstream `Message` model serialises to.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::Extra;
 use crate::kind::tagged_enum;
 
 /// Who speaks a [`Message`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The system prompt.
@@ -20,7 +21,7 @@ pub enum Role {
 }
 
 /// Plain text content. `cache_prompt` marks a prompt-caching breakpoint.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct TextContent {
     /// Whether a provider-side cache breakpoint goes after this part.
     #[serde(default)]
@@ -29,6 +30,7 @@ pub struct TextContent {
     pub text: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -44,7 +46,7 @@ impl TextContent {
 }
 
 /// Image content given as URLs (`data:` URLs for inline images).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct ImageContent {
     /// Whether a provider-side cache breakpoint goes after this part.
     #[serde(default)]
@@ -53,6 +55,7 @@ pub struct ImageContent {
     pub image_urls: Vec<String>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 

@@ -3,11 +3,12 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::Extra;
 
 /// Where a conversation's run loop stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionStatus {
     /// Not running; waiting for a message or `run`.
@@ -52,7 +53,18 @@ impl ExecutionStatus {
 
 /// Risk of an action, ordered from none known to high.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    Serialize,
+    Deserialize,
+    ToSchema,
 )]
 #[serde(rename_all = "UPPERCASE")]
 pub enum SecurityRisk {
@@ -90,7 +102,7 @@ impl SecurityRisk {
 }
 
 /// When an action must wait for the user's approval.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "kind")]
 pub enum ConfirmationPolicy {
     /// Every action (but `finish` and `think`) waits.
@@ -137,7 +149,7 @@ impl ConfirmationPolicy {
 }
 
 /// Token counts of one LLM call, or accumulated.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct TokenUsage {
     /// Model name.
     #[serde(default)]
@@ -183,7 +195,7 @@ impl TokenUsage {
 }
 
 /// Latency of one LLM call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ResponseLatency {
     /// Model.
     pub model: String,
@@ -194,7 +206,7 @@ pub struct ResponseLatency {
 }
 
 /// Cost, tokens and latency of one LLM (one `usage_id`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Metrics {
     /// Model name.
     #[serde(default)]
@@ -214,6 +226,7 @@ pub struct Metrics {
     pub response_latencies: Vec<ResponseLatency>,
     /// Fields this version does not use (`costs`, `token_usages`, ...), kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -236,7 +249,7 @@ impl Metrics {
 }
 
 /// Metrics per LLM usage id (`agent`, `condenser`, `title`, ...).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct ConversationStats {
     /// Metrics by usage id.
     #[serde(default)]
@@ -264,7 +277,7 @@ impl ConversationStats {
 
 /// LLM configuration, with upstream's field names. Fields this version does not use are kept in
 /// `extra`. `api_key` is never persisted by the engine.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct LlmConfig {
     /// `provider/model`, e.g. `openai/gpt-5`.
     pub model: String,
@@ -331,6 +344,7 @@ pub struct LlmConfig {
     pub usage_id: String,
     /// Fields this version does not use, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -442,17 +456,18 @@ impl std::fmt::Debug for LlmConfig {
 }
 
 /// A tool the agent is given, by name, with parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ToolSpec {
     /// Tool name (`terminal`, `file_editor`, ...).
     pub name: String,
     /// Tool parameters.
     #[serde(default)]
+    #[schema(value_type = Object)]
     pub params: Extra,
 }
 
 /// The agent: its LLM, tools and prompt settings (upstream `Agent`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AgentSpec {
     /// The agent's LLM.
     pub llm: LlmConfig,
@@ -467,6 +482,7 @@ pub struct AgentSpec {
     pub agent_context: Option<serde_json::Value>,
     /// Template variables of the system prompt.
     #[serde(default)]
+    #[schema(value_type = Object)]
     pub system_prompt_kwargs: Extra,
     /// The condenser, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -476,6 +492,7 @@ pub struct AgentSpec {
     pub kind: String,
     /// Fields this version does not use, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -554,7 +571,7 @@ fn strip_api_keys(value: &mut serde_json::Value) {
 }
 
 /// Where the agent works (upstream `LocalWorkspace` / `RemoteWorkspace`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WorkspaceSpec {
     /// Absolute working directory.
     pub working_dir: String,
@@ -563,6 +580,7 @@ pub struct WorkspaceSpec {
     pub kind: String,
     /// Fields this version does not use, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 

@@ -13,6 +13,7 @@ mod auth;
 mod bash;
 mod config;
 mod conversations;
+pub mod cors;
 mod error;
 mod events;
 mod extract;
@@ -37,6 +38,7 @@ use axum::response::IntoResponse;
 
 pub use auth::{AUTH_TIMEOUT, CLOSE_NOT_FOUND, CLOSE_UNAUTHORIZED};
 pub use config::{ServerConfig, env_key_for, keys_from_env};
+pub use cors::{Cors, OriginError};
 pub use error::{ApiError, Result};
 pub use gateway::{CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS};
 pub use info::{Redact, redact_agent};
@@ -110,6 +112,8 @@ pub struct Server {
     sweeper: tokio::task::JoinHandle<()>,
     /// The web UI build served at `/ui/`, when there is one.
     ui_dir: Option<std::path::PathBuf>,
+    /// Browser origins allowed to call the API (CORS).
+    cors: Cors,
 }
 
 impl Server {
@@ -149,6 +153,7 @@ impl Server {
             state,
             sweeper,
             ui_dir: None,
+            cors: Cors::default(),
         }
     }
 
@@ -164,7 +169,15 @@ impl Server {
         self
     }
 
-    /// The full router: every route, authentication, body limits, and the UI when set.
+    /// Lets browser pages on `cors`'s origins call the API (see [`Cors`]); without it no
+    /// CORS headers are sent and browsers only reach the server from its own origin.
+    pub fn with_cors(mut self, cors: Cors) -> Self {
+        self.cors = cors;
+        self
+    }
+
+    /// The full router: every route, authentication, body limits, the UI (and the browser
+    /// redirect from `/` to it) when set, and CORS outermost.
     pub fn router(&self) -> Router {
         let api = routes::router(self.state.config.max_upload_bytes)
             .layer(axum::middleware::from_fn_with_state(
@@ -173,10 +186,13 @@ impl Server {
             ))
             .layer(DefaultBodyLimit::max(self.state.config.max_body_bytes))
             .with_state(self.state.clone());
-        match &self.ui_dir {
-            Some(dir) => api.merge(ui::router(dir.clone())),
+        let app = match &self.ui_dir {
+            Some(dir) => api
+                .merge(ui::router(dir.clone()))
+                .layer(axum::middleware::from_fn(ui::redirect_browsers)),
             None => api,
-        }
+        };
+        self.cors.clone().apply(app)
     }
 
     /// Serves on `listener` until `shutdown` resolves, then closes every conversation.

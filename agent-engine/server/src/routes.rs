@@ -1,17 +1,35 @@
-//! The route table: every endpoint once, with its method, path, authentication and summary.
-//! The axum router and the OpenAPI document (`/openapi.json`, built with utoipa) both come
-//! from it, so a route cannot exist undocumented, and tests enumerate it to check that every
-//! protected route refuses a missing key.
+//! The route table: every endpoint once, with its method, path, authentication, summary and
+//! request and response bodies. The axum router and the OpenAPI document (`/openapi.json`,
+//! built with utoipa, its body schemas derived from the `tandem-protocol` types) both come from
+//! it, so a route cannot exist undocumented, and tests enumerate it to check that every
+//! protected route refuses a missing key and that every body is documented.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
+use tandem_protocol::{
+    AgentResponse, AskAgentRequest, BashEvent, BashEventPage, ChatCompletionRequest,
+    ChatCompletionResponse, ConfirmationResponseRequest, ConversationInfo, ConversationPage,
+    CreateSecretRequest, DeletedResponse, ErrorResponse, Event, EventPage, ExecuteBashRequest,
+    FileUploadResponse, ModelList, OpenAiErrorResponse, PtyClientFrame, PtyServerFrame, SecretInfo,
+    SecretList, SendMessageRequest, ServerInfo, SetConfirmationPolicyRequest,
+    SetSecurityAnalyzerRequest, SocketAuthFrame, StartConversationRequest, StatusResponse,
+    SuccessResponse, UpdateConversationRequest, UpdateSecretsRequest, ValidationErrorResponse,
+    WorkspaceDiff, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
+};
+use utoipa::ToSchema;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
 };
 use utoipa::openapi::{
-    ComponentsBuilder, InfoBuilder, OpenApi, OpenApiBuilder, Paths, Required, ResponseBuilder,
+    ComponentsBuilder, Content, InfoBuilder, OpenApi, OpenApiBuilder, Paths, Ref, RefOr, Required,
+    ResponseBuilder,
 };
 
 use crate::{
@@ -31,6 +49,170 @@ pub enum Auth {
     Bearer,
 }
 
+type Schemas = Vec<(String, RefOr<Schema>)>;
+
+/// A named component schema: a type deriving (or implementing) utoipa's `ToSchema`.
+#[derive(Clone, Copy)]
+pub struct SchemaRef {
+    /// Its name under `components/schemas`.
+    pub name: fn() -> Cow<'static, str>,
+    schema: fn() -> RefOr<Schema>,
+    deps: fn(&mut Schemas),
+}
+
+impl std::fmt::Debug for SchemaRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SchemaRef({})", (self.name)())
+    }
+}
+
+impl SchemaRef {
+    fn reference(&self) -> RefOr<Schema> {
+        RefOr::Ref(Ref::from_schema_name((self.name)()))
+    }
+
+    /// Adds this schema and every schema it refers to.
+    fn collect(&self, into: &mut Schemas) {
+        into.push(((self.name)().into_owned(), (self.schema)()));
+        (self.deps)(into);
+    }
+}
+
+/// The schema of `T`.
+pub fn schema<T: ToSchema>() -> SchemaRef {
+    SchemaRef {
+        name: T::name,
+        schema: T::schema,
+        deps: T::schemas,
+    }
+}
+
+/// The shape of a request or response body.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// No body.
+    None,
+    /// A JSON value of a named schema.
+    Json(SchemaRef),
+    /// A JSON list whose items are a named schema or `null` (batch gets of unknown ids).
+    NullableList(SchemaRef),
+    /// Any JSON (this document).
+    AnyJson,
+    /// A JSON integer.
+    Integer,
+    /// A JSON list of strings.
+    Strings,
+    /// `text/plain`.
+    Text,
+    /// `application/octet-stream`.
+    Bytes,
+    /// `multipart/form-data` with a `file` field.
+    Multipart,
+    /// `text/event-stream` whose `data:` lines are JSON of a named schema.
+    Sse(SchemaRef),
+    /// WebSocket text frames, each one JSON object of one of these schemas.
+    Frames(Vec<SchemaRef>),
+    /// WebSocket: the terminal's output as binary frames, plus JSON text frames of these.
+    Terminal(Vec<SchemaRef>),
+}
+
+impl Body {
+    /// JSON of `T`.
+    pub fn json<T: ToSchema>() -> Self {
+        Self::Json(schema::<T>())
+    }
+
+    /// A JSON list of `T` or `null`.
+    pub fn nullable_list<T: ToSchema>() -> Self {
+        Self::NullableList(schema::<T>())
+    }
+
+    /// An SSE stream of `T`.
+    pub fn sse<T: ToSchema>() -> Self {
+        Self::Sse(schema::<T>())
+    }
+
+    /// WebSocket JSON frames.
+    pub fn frames(of: Vec<SchemaRef>) -> Self {
+        Self::Frames(of)
+    }
+
+    /// WebSocket terminal output and JSON frames.
+    pub fn terminal(of: Vec<SchemaRef>) -> Self {
+        Self::Terminal(of)
+    }
+
+    /// The named schemas it uses.
+    pub fn schemas(&self) -> Vec<SchemaRef> {
+        match self {
+            Self::Json(s) | Self::NullableList(s) | Self::Sse(s) => vec![*s],
+            Self::Frames(v) | Self::Terminal(v) => v.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Media type and schema, `None` without a body.
+    fn content(&self) -> Option<(&'static str, RefOr<Schema>)> {
+        let one_of = |v: &[SchemaRef]| -> RefOr<Schema> {
+            match v {
+                [one] => one.reference(),
+                many => many
+                    .iter()
+                    .fold(OneOfBuilder::new(), |b, s| b.item(s.reference()))
+                    .into(),
+            }
+        };
+        let object = |t: Type| -> RefOr<Schema> { ObjectBuilder::new().schema_type(t).into() };
+        Some(match self {
+            Self::None => return None,
+            Self::Json(s) => ("application/json", s.reference()),
+            Self::NullableList(s) => (
+                "application/json",
+                ArrayBuilder::new()
+                    .items(
+                        OneOfBuilder::new()
+                            .item(s.reference())
+                            .item(object(Type::Null)),
+                    )
+                    .into(),
+            ),
+            Self::AnyJson => ("application/json", object(Type::Object)),
+            Self::Integer => ("application/json", object(Type::Integer)),
+            Self::Strings => (
+                "application/json",
+                ArrayBuilder::new().items(object(Type::String)).into(),
+            ),
+            Self::Text => ("text/plain", object(Type::String)),
+            Self::Bytes => (
+                "application/octet-stream",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                        utoipa::openapi::KnownFormat::Binary,
+                    )))
+                    .into(),
+            ),
+            Self::Multipart => (
+                "multipart/form-data",
+                ObjectBuilder::new()
+                    .schema_type(Type::Object)
+                    .property(
+                        "file",
+                        ObjectBuilder::new().schema_type(Type::String).format(Some(
+                            utoipa::openapi::SchemaFormat::KnownFormat(
+                                utoipa::openapi::KnownFormat::Binary,
+                            ),
+                        )),
+                    )
+                    .required("file")
+                    .into(),
+            ),
+            Self::Sse(s) => ("text/event-stream", s.reference()),
+            Self::Frames(v) | Self::Terminal(v) => ("application/json", one_of(v)),
+        })
+    }
+}
+
 /// One documented route.
 #[derive(Debug, Clone)]
 pub struct RouteDoc {
@@ -46,10 +228,15 @@ pub struct RouteDoc {
     pub summary: &'static str,
     /// Beyond upstream's API (a Tandem addition).
     pub tandem: bool,
+    /// What the client sends (for sockets: its frames).
+    pub request: Body,
+    /// What the server answers (for sockets: its frames).
+    pub response: Body,
 }
 
 type Entry = (RouteDoc, MethodRouter<AppState>);
 
+#[allow(clippy::too_many_arguments)]
 fn r(
     method: &'static str,
     path: &'static str,
@@ -57,6 +244,8 @@ fn r(
     tag: &'static str,
     summary: &'static str,
     tandem: bool,
+    request: Body,
+    response: Body,
     h: MethodRouter<AppState>,
 ) -> Entry {
     (
@@ -67,6 +256,8 @@ fn r(
             tag,
             summary,
             tandem,
+            request,
+            response,
         },
         h,
     )
@@ -85,6 +276,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "server",
             "Server info (same as /server_info).",
             false,
+            Body::None,
+            Body::json::<ServerInfo>(),
             get(server_info::info),
         ),
         r(
@@ -94,6 +287,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "server",
             "Liveness: {\"status\":\"ok\"}.",
             false,
+            Body::None,
+            Body::json::<StatusResponse>(),
             get(server_info::alive),
         ),
         r(
@@ -103,6 +298,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "server",
             "Health: {\"status\":\"ok\"}.",
             false,
+            Body::None,
+            Body::json::<StatusResponse>(),
             get(server_info::alive),
         ),
         r(
@@ -112,6 +309,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "server",
             "Readiness: {\"status\":\"ready\"}.",
             false,
+            Body::None,
+            Body::json::<StatusResponse>(),
             get(server_info::ready),
         ),
         r(
@@ -121,6 +320,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "server",
             "ServerInfo: versions, tools, capabilities.",
             false,
+            Body::None,
+            Body::json::<ServerInfo>(),
             get(server_info::info),
         ),
         r(
@@ -130,6 +331,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "server",
             "This OpenAPI document.",
             false,
+            Body::None,
+            Body::AnyJson,
             get(crate::openapi_json),
         ),
         r(
@@ -139,6 +342,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "server",
             "Tool names this server can give an agent.",
             false,
+            Body::None,
+            Body::Strings,
             get(server_info::tools),
         ),
         r(
@@ -148,6 +353,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Body StartConversationRequest; 201 ConversationInfo when created, 200 when conversation_id exists; 422 naming the field; 429 at capacity with a running initial message.",
             false,
+            Body::json::<StartConversationRequest>(),
+            Body::json::<ConversationInfo>(),
             post(conversations::create),
         ),
         r(
@@ -157,6 +364,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Batch get: ?ids=a&ids=b (≤100) → [ConversationInfo|null].",
             false,
+            Body::None,
+            Body::nullable_list::<ConversationInfo>(),
             get(conversations::batch),
         ),
         r(
@@ -166,6 +375,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "ConversationPage; ?page_id, limit (1..100), status, sort_order=CREATED_AT|CREATED_AT_DESC|UPDATED_AT|UPDATED_AT_DESC.",
             false,
+            Body::None,
+            Body::json::<ConversationPage>(),
             get(conversations::search),
         ),
         r(
@@ -175,6 +386,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Number of conversations; ?status.",
             false,
+            Body::None,
+            Body::Integer,
             get(conversations::count),
         ),
         r(
@@ -184,6 +397,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "ConversationInfo, 404 when unknown.",
             false,
+            Body::None,
+            Body::json::<ConversationInfo>(),
             get(conversations::get_one),
         ),
         r(
@@ -193,6 +408,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Body UpdateConversationRequest {title?, tags?} → SuccessResponse.",
             false,
+            Body::json::<UpdateConversationRequest>(),
+            Body::json::<SuccessResponse>(),
             patch(conversations::update),
         ),
         r(
@@ -202,6 +419,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Closes and deletes the conversation's directory → SuccessResponse.",
             false,
+            Body::None,
+            Body::json::<SuccessResponse>(),
             delete(conversations::delete),
         ),
         r(
@@ -211,6 +430,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Starts the loop (approves pending actions); 409 while running, 429 at capacity.",
             false,
+            Body::None,
+            Body::json::<SuccessResponse>(),
             post(conversations::run),
         ),
         r(
@@ -220,6 +441,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Stops after the in-flight step.",
             false,
+            Body::None,
+            Body::json::<SuccessResponse>(),
             post(conversations::pause),
         ),
         r(
@@ -229,6 +452,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Cancels the in-flight LLM call or tool now.",
             false,
+            Body::None,
+            Body::json::<SuccessResponse>(),
             post(conversations::interrupt),
         ),
         r(
@@ -238,6 +463,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Body SetConfirmationPolicyRequest {policy}.",
             false,
+            Body::json::<SetConfirmationPolicyRequest>(),
+            Body::json::<SuccessResponse>(),
             post(conversations::confirmation_policy),
         ),
         r(
@@ -247,6 +474,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Body SetSecurityAnalyzerRequest {security_analyzer|null}.",
             false,
+            Body::json::<SetSecurityAnalyzerRequest>(),
+            Body::json::<SuccessResponse>(),
             post(conversations::security_analyzer),
         ),
         r(
@@ -256,6 +485,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Body UpdateSecretsRequest {secrets: {NAME: value|StaticSecret|LookupSecret}}.",
             false,
+            Body::json::<UpdateSecretsRequest>(),
+            Body::json::<SuccessResponse>(),
             post(conversations::secrets),
         ),
         r(
@@ -265,6 +496,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Body AskAgentRequest {question} → AgentResponse {response}; a side LLM call, the conversation is unchanged; 502 when the model answers with a tool call only.",
             false,
+            Body::json::<AskAgentRequest>(),
+            Body::json::<AgentResponse>(),
             post(conversations::ask_agent),
         ),
         r(
@@ -274,6 +507,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "Requests condensation of the history.",
             false,
+            Body::None,
+            Body::json::<SuccessResponse>(),
             post(conversations::condense),
         ),
         r(
@@ -283,6 +518,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "conversations",
             "AgentResponse: the last finish message or agent text.",
             false,
+            Body::None,
+            Body::json::<AgentResponse>(),
             get(conversations::agent_final_response),
         ),
         r(
@@ -292,6 +529,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "events",
             "EventPage; ?page_id (id of the page's first event), limit (1..100), kind, source, body, timestamp__gte, timestamp__lt, sort_order=TIMESTAMP|TIMESTAMP_DESC.",
             false,
+            Body::None,
+            Body::json::<EventPage>(),
             get(events::search),
         ),
         r(
@@ -301,6 +540,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "events",
             "Number of events matching the search filters.",
             false,
+            Body::None,
+            Body::Integer,
             get(events::count),
         ),
         r(
@@ -310,6 +551,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "events",
             "Server-Sent Events: the event socket's frames (full_state, ?resend_mode=all|since&after_timestamp replay, live events, full_state after each run).",
             true,
+            Body::None,
+            Body::sse::<Event>(),
             get(events::stream),
         ),
         r(
@@ -319,6 +562,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "events",
             "One event, 404 when unknown.",
             false,
+            Body::None,
+            Body::json::<Event>(),
             get(events::get_one),
         ),
         r(
@@ -328,6 +573,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "events",
             "Batch get: a JSON list of event ids in the GET body → [Event|null].",
             false,
+            Body::Strings,
+            Body::nullable_list::<Event>(),
             get(events::batch),
         ),
         r(
@@ -337,6 +584,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "events",
             "Body SendMessageRequest {role:user, content, run} → SuccessResponse.",
             false,
+            Body::json::<SendMessageRequest>(),
+            Body::json::<SuccessResponse>(),
             post(events::post),
         ),
         r(
@@ -346,6 +595,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "events",
             "Body ConfirmationResponseRequest {accept, reason}.",
             false,
+            Body::json::<ConfirmationResponseRequest>(),
+            Body::json::<SuccessResponse>(),
             post(events::respond),
         ),
         r(
@@ -355,6 +606,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "Body ExecuteBashRequest → BashCommand at once (in the conversation's workspace).",
             false,
+            Body::json::<ExecuteBashRequest>(),
+            Body::json::<BashEvent>(),
             post(bash::conv_start),
         ),
         r(
@@ -364,6 +617,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "Body ExecuteBashRequest → BashOutput when done.",
             false,
+            Body::json::<ExecuteBashRequest>(),
+            Body::json::<BashEvent>(),
             post(bash::conv_execute),
         ),
         r(
@@ -373,6 +628,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "BashEventPage; ?kind__eq, command_id__eq, sort_order, limit, page_id.",
             false,
+            Body::None,
+            Body::json::<BashEventPage>(),
             get(bash::conv_search),
         ),
         r(
@@ -382,6 +639,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "One bash event.",
             false,
+            Body::None,
+            Body::json::<BashEvent>(),
             get(bash::conv_get_event),
         ),
         r(
@@ -391,6 +650,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "Kills a running command.",
             false,
+            Body::None,
+            Body::json::<SuccessResponse>(),
             post(bash::conv_stop),
         ),
         r(
@@ -400,6 +661,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "files",
             "Multipart field `file`, ?path= inside the workspace → FileUploadResponse; 403 outside.",
             false,
+            Body::Multipart,
+            Body::json::<FileUploadResponse>(),
             upload(post(files::conv_upload)),
         ),
         r(
@@ -409,6 +672,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "files",
             "Raw bytes of ?path= inside the workspace; 403 outside.",
             false,
+            Body::None,
+            Body::Bytes,
             get(files::conv_download),
         ),
         r(
@@ -418,6 +683,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "workspace",
             "WorkspaceTree of the workspace (or ?path= below it).",
             true,
+            Body::None,
+            Body::json::<WorkspaceTree>(),
             get(workspace::tree),
         ),
         r(
@@ -427,6 +694,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "workspace",
             "WorkspaceFile for ?path= (text, size, mtime_ms, binary); 422 over 10 MB; 403 outside.",
             true,
+            Body::None,
+            Body::json::<WorkspaceFile>(),
             get(workspace::read_file),
         ),
         r(
@@ -436,6 +705,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "workspace",
             "Body WriteWorkspaceFileRequest {path, content, expected_mtime_ms?}; 409 when the file changed since.",
             true,
+            Body::json::<WriteWorkspaceFileRequest>(),
+            Body::json::<WorkspaceFile>(),
             put(workspace::write_file),
         ),
         r(
@@ -445,6 +716,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "workspace",
             "WorkspaceDiff: unified diffs of everything changed since the conversation started.",
             true,
+            Body::None,
+            Body::json::<WorkspaceDiff>(),
             get(workspace::workspace_diff),
         ),
         r(
@@ -454,6 +727,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "Body ExecuteBashRequest → BashCommand at once.",
             false,
+            Body::json::<ExecuteBashRequest>(),
+            Body::json::<BashEvent>(),
             post(bash::start),
         ),
         r(
@@ -463,6 +738,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "Body ExecuteBashRequest → BashOutput when done.",
             false,
+            Body::json::<ExecuteBashRequest>(),
+            Body::json::<BashEvent>(),
             post(bash::execute),
         ),
         r(
@@ -472,6 +749,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "BashEventPage; ?kind__eq, command_id__eq, sort_order, limit, page_id.",
             false,
+            Body::None,
+            Body::json::<BashEventPage>(),
             get(bash::search),
         ),
         r(
@@ -481,6 +760,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "Batch get: ?ids= → [BashEvent|null].",
             false,
+            Body::None,
+            Body::nullable_list::<BashEvent>(),
             get(bash::batch),
         ),
         r(
@@ -490,6 +771,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "One bash event.",
             false,
+            Body::None,
+            Body::json::<BashEvent>(),
             get(bash::get_event),
         ),
         r(
@@ -499,6 +782,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "Forgets every bash event.",
             false,
+            Body::None,
+            Body::json::<SuccessResponse>(),
             delete(bash::clear),
         ),
         r(
@@ -508,6 +793,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "bash",
             "Kills a running command.",
             false,
+            Body::None,
+            Body::json::<SuccessResponse>(),
             post(bash::stop),
         ),
         r(
@@ -517,6 +804,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "files",
             "Multipart field `file`, ?path= absolute → FileUploadResponse.",
             false,
+            Body::Multipart,
+            Body::json::<FileUploadResponse>(),
             upload(post(files::upload)),
         ),
         r(
@@ -526,6 +815,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "files",
             "Raw bytes of ?path= (absolute).",
             false,
+            Body::None,
+            Body::Bytes,
             get(files::download),
         ),
         r(
@@ -535,6 +826,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "secrets",
             "Body CreateSecretRequest {name, value, description?} → SecretInfo.",
             false,
+            Body::json::<CreateSecretRequest>(),
+            Body::json::<SecretInfo>(),
             put(secrets::put),
         ),
         r(
@@ -544,6 +837,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "secrets",
             "SecretList: names and descriptions, never values.",
             false,
+            Body::None,
+            Body::json::<SecretList>(),
             get(secrets::list),
         ),
         r(
@@ -553,6 +848,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "secrets",
             "The secret's value as text/plain.",
             false,
+            Body::None,
+            Body::Text,
             get(secrets::get_value),
         ),
         r(
@@ -562,6 +859,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "secrets",
             "DeletedResponse.",
             false,
+            Body::None,
+            Body::json::<DeletedResponse>(),
             delete(secrets::delete),
         ),
         r(
@@ -571,6 +870,11 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "sockets",
             "WebSocket: first-frame auth {type:auth, session_api_key}; full_state, ?resend_mode=all|since replay, live events, full_state after each run; client Message frames run the agent; close 4001/4004.",
             false,
+            Body::frames(vec![
+                schema::<SocketAuthFrame>(),
+                schema::<SendMessageRequest>(),
+            ]),
+            Body::frames(vec![schema::<Event>()]),
             get(sockets::events::handler),
         ),
         r(
@@ -580,6 +884,11 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "sockets",
             "WebSocket: BashCommand/BashOutput frames; client ExecuteBashRequest frames start commands.",
             false,
+            Body::frames(vec![
+                schema::<SocketAuthFrame>(),
+                schema::<ExecuteBashRequest>(),
+            ]),
+            Body::frames(vec![schema::<BashEvent>()]),
             get(sockets::bash::handler),
         ),
         r(
@@ -589,6 +898,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "sockets",
             "WebSocket: the agent's terminal (or ?mode=shell a new shell in the workspace); binary output frames; client {type:input,data} and {type:resize,rows,cols}.",
             true,
+            Body::frames(vec![schema::<PtyClientFrame>()]),
+            Body::terminal(vec![schema::<PtyServerFrame>()]),
             get(sockets::pty::handler),
         ),
         r(
@@ -598,6 +909,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "gateway",
             "ModelList: LLM profiles as tandem_{profile}.",
             true,
+            Body::None,
+            Body::json::<ModelList>(),
             get(gateway::models),
         ),
         r(
@@ -607,6 +920,8 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "gateway",
             "ChatCompletionRequest → ChatCompletionResponse (or chat.completion.chunk SSE with stream:true); header X-OpenHands-ServerConversation-ID appends to a conversation.",
             true,
+            Body::json::<ChatCompletionRequest>(),
+            Body::json::<ChatCompletionResponse>(),
             post(gateway::chat),
         ),
     ]
@@ -634,10 +949,26 @@ fn method(m: &str) -> HttpMethod {
     }
 }
 
-/// The OpenAPI document of [`route_docs`].
+/// Routes that answer 201 when they create something (and 200 otherwise).
+const CREATES: [(&str, &str); 1] = [("POST", "/api/conversations")];
+
+fn json_response(description: &str, schema: SchemaRef) -> ResponseBuilder {
+    ResponseBuilder::new()
+        .description(description)
+        .content("application/json", Content::new(Some(schema.reference())))
+}
+
+/// The OpenAPI document of [`route_docs`]: paths, their parameters, request and response
+/// bodies, and every schema those refer to under `components/schemas`.
 pub fn openapi() -> OpenApi {
     let mut paths = Paths::new();
+    let mut schemas: Schemas = Vec::new();
     for d in route_docs() {
+        for body in [&d.request, &d.response] {
+            for s in body.schemas() {
+                s.collect(&mut schemas);
+            }
+        }
         let mut op = OperationBuilder::new()
             .summary(Some(
                 d.summary
@@ -651,22 +982,64 @@ pub fn openapi() -> OpenApi {
             } else {
                 d.summary.to_owned()
             }))
-            .operation_id(Some(format!(
-                "{}_{}",
-                d.method.to_lowercase(),
-                d.path
-                    .trim_matches('/')
-                    .replace(['/', '{', '}', '-', '.'], "_")
-            )))
-            .tag(d.tag)
-            .response("200", ResponseBuilder::new().description("Success"));
+            .operation_id(Some(operation_id(&d)))
+            .tag(d.tag);
+        let socket = d.auth == Auth::Socket;
+        if let Some((media, schema)) = d.request.content() {
+            let description = if socket {
+                "The client's WebSocket text frames, one JSON object each."
+            } else {
+                "The request body."
+            };
+            op = op.request_body(Some(
+                RequestBodyBuilder::new()
+                    .description(Some(description))
+                    .required(Some(Required::True))
+                    .content(media, Content::new(Some(schema)))
+                    .build(),
+            ));
+        }
+        let (status, description) = match &d.response {
+            Body::Terminal(_) => (
+                "101",
+                "WebSocket: the terminal's output as binary frames; these JSON text frames for errors. Closes 4001 without a valid key.",
+            ),
+            _ if socket => (
+                "101",
+                "WebSocket: the server's text frames, one JSON object each. Closes 4001 without a valid key.",
+            ),
+            _ => ("200", "Success"),
+        };
+        let mut ok = ResponseBuilder::new().description(description);
+        if let Some((media, schema)) = d.response.content() {
+            ok = ok.content(media, Content::new(Some(schema.clone())));
+            if CREATES.contains(&(d.method, d.path)) {
+                op = op.response(
+                    "201",
+                    ResponseBuilder::new()
+                        .description("Created")
+                        .content(media, Content::new(Some(schema))),
+                );
+            }
+        }
+        op = op.response(status, ok);
         for seg in d.path.split('/').filter(|s| s.starts_with('{')) {
             let name = seg.trim_matches(|c| c == '{' || c == '}');
             op = op.parameter(
                 ParameterBuilder::new()
                     .name(name)
                     .parameter_in(ParameterIn::Path)
-                    .required(Required::True),
+                    .required(Required::True)
+                    .schema(Some(ObjectBuilder::new().schema_type(Type::String))),
+            );
+        }
+        if matches!(d.request, Body::Json(_)) {
+            op = op.response(
+                "422",
+                json_response(
+                    "The body is not valid: the list names each wrong field",
+                    schema::<ValidationErrorResponse>(),
+                ),
             );
         }
         match d.auth {
@@ -678,7 +1051,10 @@ pub fn openapi() -> OpenApi {
                     ))
                     .response(
                         "401",
-                        ResponseBuilder::new().description("{\"detail\":\"Unauthorized\"}"),
+                        json_response(
+                            "Missing or wrong session key: {\"detail\":\"Unauthorized\"}",
+                            schema::<ErrorResponse>(),
+                        ),
                     )
             }
             Auth::Bearer => {
@@ -686,20 +1062,22 @@ pub fn openapi() -> OpenApi {
                     .security(SecurityRequirement::new("bearer", Vec::<String>::new()))
                     .response(
                         "401",
-                        ResponseBuilder::new().description("OpenAI-shaped error"),
+                        json_response("OpenAI-shaped error", schema::<OpenAiErrorResponse>()),
                     )
             }
-            Auth::Socket => {
-                op = op.response(
-                    "101",
-                    ResponseBuilder::new().description("WebSocket; close 4001 without a valid key"),
-                )
-            }
-            Auth::None => {}
+            Auth::Socket | Auth::None => {}
+        }
+        if matches!(d.auth, Auth::Key | Auth::Bearer) {
+            schema::<ErrorResponse>().collect(&mut schemas);
+            schema::<OpenAiErrorResponse>().collect(&mut schemas);
+            schema::<ValidationErrorResponse>().collect(&mut schemas);
         }
         paths.add_path_operation(d.path, vec![method(d.method)], op);
     }
+    // Sorted and deduplicated, so the document is the same on every build.
+    let schemas: BTreeMap<String, RefOr<Schema>> = schemas.into_iter().collect();
     let components = ComponentsBuilder::new()
+        .schemas_from_iter(schemas)
         .security_scheme(
             "session_key",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-Session-API-Key"))),
@@ -716,4 +1094,23 @@ pub fn openapi() -> OpenApi {
         .paths(paths)
         .components(Some(components))
         .build()
+}
+
+/// [`openapi`] as pretty JSON with a final newline: what `tandem openapi` prints and what
+/// `ui/openapi.tandem.json` holds.
+pub fn openapi_document() -> String {
+    let mut text = serde_json::to_string_pretty(&openapi()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// `get_api_conversations_conversation_id`, ...: unique per method and path.
+fn operation_id(d: &RouteDoc) -> String {
+    format!(
+        "{}_{}",
+        d.method.to_lowercase(),
+        d.path
+            .trim_matches('/')
+            .replace(['/', '{', '}', '-', '.'], "_")
+    )
 }

@@ -12,8 +12,7 @@ use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use serde_json::json;
-use tandem_protocol::PtyClientFrame;
+use tandem_protocol::{PtyClientFrame, PtyServerFrame};
 use tandem_sdk::Tool;
 use tandem_tools::terminal::{TerminalSession, TerminalTool};
 use tokio::sync::broadcast;
@@ -73,8 +72,8 @@ async fn serve(
         Err(e) => {
             let _ = socket
                 .send(WsMessage::Text(
-                    json!({"type": "error", "detail": format!("cannot start a shell: {e}")})
-                        .to_string()
+                    PtyServerFrame::error(None, format!("cannot start a shell: {e}"))
+                        .to_json()
                         .into(),
                 ))
                 .await;
@@ -124,9 +123,9 @@ async fn serve(
 /// Applies one client frame; returns an error frame for bad input.
 fn on_frame(session: &TerminalSession, text: &str) -> Option<String> {
     match serde_json::from_str::<PtyClientFrame>(text) {
-        Ok(PtyClientFrame::Input { data }) => session.write_input(data.as_bytes()).err().map(|e| json!({"type": "error", "detail": e.to_string()}).to_string()),
-        Ok(PtyClientFrame::Resize { rows, cols }) => session.resize(rows.max(1), cols.max(1)).err().map(|e| json!({"type": "error", "detail": e.to_string()}).to_string()),
+        Ok(PtyClientFrame::Input { data }) => session.write_input(data.as_bytes()).err().map(|e| PtyServerFrame::error(None, e.to_string()).to_json()),
+        Ok(PtyClientFrame::Resize { rows, cols }) => session.resize(rows.max(1), cols.max(1)).err().map(|e| PtyServerFrame::error(None, e.to_string()).to_json()),
         Ok(PtyClientFrame::Auth { .. }) => None,
-        Err(e) => Some(json!({"type": "error", "code": "invalid_frame", "detail": format!("expected {{\"type\":\"input\",\"data\"}} or {{\"type\":\"resize\",\"rows\",\"cols\"}}: {e}")}).to_string()),
+        Err(e) => Some(PtyServerFrame::error(Some("invalid_frame"), format!("expected {{\"type\":\"input\",\"data\"}} or {{\"type\":\"resize\",\"rows\",\"cols\"}}: {e}")).to_json()),
     }
 }
