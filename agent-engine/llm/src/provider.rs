@@ -2,11 +2,13 @@
 //! the wire protocol, the default base URL, the environment variable holding the key and the
 //! model name the server expects. [`client_for`] builds the matching client.
 //!
-//! The HTTP plumbing the three clients share lives in `transport`; the LLM settings every
+//! The client the three protocols share lives in `client` ([`ProtocolClient`]), its HTTP
+//! plumbing in `transport`; the LLM settings every
 //! client honours (drop_params, litellm_extra_body, max_message_chars, disable_vision, ...) in
 //! `options`.
 
 pub(crate) mod assembled;
+pub(crate) mod client;
 pub(crate) mod options;
 pub(crate) mod transport;
 
@@ -15,11 +17,12 @@ use std::sync::Arc;
 use tandem_protocol::LlmConfig;
 
 use crate::Llm;
-use crate::anthropic::AnthropicMessages;
+use crate::anthropic::{AnthropicMessages, MessagesWire};
 use crate::error::{LlmError, Result};
-use crate::openai::OpenAiChat;
-use crate::responses::OpenAiResponses;
+use crate::openai::{ChatWire, OpenAiChat};
+use crate::responses::{OpenAiResponses, ResponsesWire};
 
+pub use client::ProtocolClient;
 pub use options::WireOptions;
 
 /// The wire protocol a model is spoken to in.
@@ -314,51 +317,13 @@ pub fn parse_reply(
     body: &[u8],
 ) -> Result<crate::LlmResponse> {
     let timeout = transport::timeout_of(config);
-    let sse = content_type.trim_start().starts_with("text/event-stream");
-    let text = || {
-        std::str::from_utf8(body)
-            .map_err(|e| LlmError::MalformedResponse(format!("stream is not UTF-8: {e}")))
-    };
-    let latency = std::time::Duration::ZERO;
     match route(config).protocol {
-        Protocol::Chat => {
-            let assembled = if sse {
-                let mut assembler = crate::openai::stream::StreamAssembler::default();
-                transport::replay_events(text()?, |_, data| {
-                    assembler.push(data, None, timeout)?;
-                    Ok(transport::Flow::More)
-                })?;
-                assembler.finish()?
-            } else {
-                crate::openai::reply::Assembled::from_json(body, timeout)?
-            };
-            Ok(assembled.into_response(config, latency))
-        }
+        Protocol::Chat => client::parse_reply::<ChatWire>(config, content_type, body, timeout),
         Protocol::Responses => {
-            use crate::responses::reply::ResponseAssembler;
-            let assembled = if sse {
-                let mut assembler = ResponseAssembler::default();
-                transport::replay_events(text()?, |name, data| {
-                    assembler.push(name, data, None, timeout)
-                })?;
-                assembler.finish()?
-            } else {
-                ResponseAssembler::from_json(body, timeout)?
-            };
-            Ok(assembled.into_response(config, latency, "responses"))
+            client::parse_reply::<ResponsesWire>(config, content_type, body, timeout)
         }
         Protocol::Anthropic => {
-            use crate::anthropic::reply::MessageAssembler;
-            let assembled = if sse {
-                let mut assembler = MessageAssembler::default();
-                transport::replay_events(text()?, |name, data| {
-                    assembler.push(name, data, None, timeout)
-                })?;
-                assembler.finish()?
-            } else {
-                MessageAssembler::from_json(body, timeout)?
-            };
-            Ok(assembled.into_response(config, latency, "completion"))
+            client::parse_reply::<MessagesWire>(config, content_type, body, timeout)
         }
     }
 }

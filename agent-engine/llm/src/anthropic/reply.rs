@@ -11,7 +11,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::StreamDelta;
 use crate::error::LlmError;
-use crate::provider::assembled::{Assembled, AssembledCall, Counts, count};
+use crate::provider::assembled::{Assembled, AssembledCall, Counts, count, send_delta};
+use crate::provider::client::ReplyAssembler;
 use crate::provider::transport::{Flow, error_object};
 
 /// `stop_reason` in OpenAI's vocabulary, as LiteLLM maps it.
@@ -95,7 +96,7 @@ impl Block {
 
 /// Accumulates a message (whole or streamed).
 #[derive(Debug, Default)]
-pub(crate) struct MessageAssembler {
+pub struct MessageAssembler {
     id: String,
     model: String,
     blocks: Vec<(u64, Block)>,
@@ -155,8 +156,49 @@ impl MessageAssembler {
         }
     }
 
+    fn delta(
+        &mut self,
+        event: &Value,
+        on_delta: Option<&UnboundedSender<StreamDelta>>,
+    ) -> Result<(), LlmError> {
+        let index = event.get("index").and_then(Value::as_u64);
+        let Some(delta) = event.get("delta") else {
+            return Ok(());
+        };
+        let piece = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
+        let block = match index {
+            Some(index) => self.blocks.iter_mut().rev().find(|(i, _)| *i == index),
+            None => self.blocks.last_mut(),
+        };
+        let Some((_, block)) = block else {
+            return Err(LlmError::MalformedResponse(
+                "content_block_delta before its content_block_start".into(),
+            ));
+        };
+        match (delta.get("type").and_then(Value::as_str), block) {
+            (Some("text_delta"), Block::Text(text)) => {
+                text.push_str(piece("text"));
+                send_delta(on_delta, Some(piece("text")), None);
+            }
+            (Some("thinking_delta"), Block::Thinking { text, .. }) => {
+                text.push_str(piece("thinking"));
+                send_delta(on_delta, None, Some(piece("thinking")));
+            }
+            (Some("signature_delta"), Block::Thinking { signature, .. }) => {
+                signature.push_str(piece("signature"))
+            }
+            (Some("input_json_delta"), Block::ToolUse { json, .. }) => {
+                json.push_str(piece("partial_json"))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ReplyAssembler for MessageAssembler {
     /// Takes in one SSE event.
-    pub fn push(
+    fn push(
         &mut self,
         name: &str,
         data: &str,
@@ -185,7 +227,7 @@ impl MessageAssembler {
                     .get("content_block")
                     .map_or(Block::Other, Block::start);
                 if let Block::Text(text) = &block {
-                    send(on_delta, Some(text), None);
+                    send_delta(on_delta, Some(text), None);
                 }
                 self.blocks.push((index, block));
             }
@@ -211,47 +253,8 @@ impl MessageAssembler {
         Ok(Flow::More)
     }
 
-    fn delta(
-        &mut self,
-        event: &Value,
-        on_delta: Option<&UnboundedSender<StreamDelta>>,
-    ) -> Result<(), LlmError> {
-        let index = event.get("index").and_then(Value::as_u64);
-        let Some(delta) = event.get("delta") else {
-            return Ok(());
-        };
-        let piece = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
-        let block = match index {
-            Some(index) => self.blocks.iter_mut().rev().find(|(i, _)| *i == index),
-            None => self.blocks.last_mut(),
-        };
-        let Some((_, block)) = block else {
-            return Err(LlmError::MalformedResponse(
-                "content_block_delta before its content_block_start".into(),
-            ));
-        };
-        match (delta.get("type").and_then(Value::as_str), block) {
-            (Some("text_delta"), Block::Text(text)) => {
-                text.push_str(piece("text"));
-                send(on_delta, Some(piece("text")), None);
-            }
-            (Some("thinking_delta"), Block::Thinking { text, .. }) => {
-                text.push_str(piece("thinking"));
-                send(on_delta, None, Some(piece("thinking")));
-            }
-            (Some("signature_delta"), Block::Thinking { signature, .. }) => {
-                signature.push_str(piece("signature"))
-            }
-            (Some("input_json_delta"), Block::ToolUse { json, .. }) => {
-                json.push_str(piece("partial_json"))
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
     /// The reply, once the message has ended.
-    pub fn finish(self) -> Result<Assembled, LlmError> {
+    fn finish(self) -> Result<Assembled, LlmError> {
         if !self.done {
             return Err(LlmError::MalformedResponse(if self.started {
                 "stream ended before message_stop".into()
@@ -317,24 +320,6 @@ impl MessageAssembler {
             );
         }
         Ok(reply)
-    }
-}
-
-fn send(
-    on_delta: Option<&UnboundedSender<StreamDelta>>,
-    content: Option<&str>,
-    reasoning: Option<&str>,
-) {
-    let content = content.filter(|c| !c.is_empty());
-    let reasoning = reasoning.filter(|r| !r.is_empty());
-    if let Some(sink) = on_delta
-        && (content.is_some() || reasoning.is_some())
-    {
-        // A caller that stopped listening does not stop the call.
-        let _ = sink.send(StreamDelta {
-            content: content.map(str::to_owned),
-            reasoning_content: reasoning.map(str::to_owned),
-        });
     }
 }
 

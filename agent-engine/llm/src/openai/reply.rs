@@ -1,17 +1,18 @@
 //! Reading replies leniently: our own serde types over OpenAI's `chat.completion` object that
 //! ignore unknown fields, accept `null` anywhere, take content as a string or a list of parts
 //! and arguments as a string or an object. [`Assembled`] is what a JSON reply or a finished
-//! stream turns into before it becomes an [`LlmResponse`].
+//! stream turns into before it takes the shape every protocol's reply takes
+//! ([`provider::assembled::Assembled`]) and becomes an [`LlmResponse`](crate::LlmResponse).
 
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
-use tandem_protocol::{Content, LlmConfig, Message, MessageToolCall, Role, TokenUsage};
 
-use crate::LlmResponse;
 use crate::error::LlmError;
 use crate::openai::http_error::{classify, json_code, json_message};
+use crate::provider;
+use crate::provider::assembled::{AssembledCall, Counts, count};
 
 /// A `chat.completion` object, or a `chat.completion.chunk` of a stream.
 #[derive(Debug, Default, Deserialize)]
@@ -148,43 +149,29 @@ impl Assembled {
             usage: completion.usage,
         })
     }
+}
 
-    /// The response, with usage and cost for `config` and the attempt's `latency`.
-    pub fn into_response(self, config: &LlmConfig, latency: Duration) -> LlmResponse {
-        let usage = token_usage(self.usage.as_ref(), &config.model, &self.id);
-        let cost = config.input_cost_per_token.unwrap_or(0.0) * usage.prompt_tokens as f64
-            + config.output_cost_per_token.unwrap_or(0.0) * usage.completion_tokens as f64;
-        let content = if self.text.is_empty() {
-            Vec::new()
-        } else {
-            vec![Content::text(self.text)]
-        };
-        let mut message = Message::new(Role::Assistant, content);
-        if !self.reasoning.is_empty() {
-            message.reasoning_content = Some(self.reasoning);
-        }
-        if !self.tool_calls.is_empty() {
-            message.tool_calls = Some(
-                self.tool_calls
-                    .into_iter()
-                    .map(|(id, name, arguments)| MessageToolCall {
-                        id,
-                        responses_item_id: None,
-                        name,
-                        arguments,
-                        origin: "completion".to_owned(),
-                    })
-                    .collect(),
-            );
-        }
-        LlmResponse {
-            id: self.id,
-            model: self.model,
-            message,
-            finish_reason: self.finish_reason,
-            usage,
-            cost: if cost.is_finite() { cost } else { 0.0 },
-            latency,
+impl From<Assembled> for provider::assembled::Assembled {
+    /// The reply in the shape every protocol's takes before it becomes an [`LlmResponse`].
+    fn from(reply: Assembled) -> Self {
+        Self {
+            counts: Some(counts(reply.usage.as_ref().unwrap_or(&Value::Null))),
+            id: reply.id,
+            model: reply.model,
+            text: reply.text,
+            reasoning: reply.reasoning,
+            tool_calls: reply
+                .tool_calls
+                .into_iter()
+                .map(|(id, name, arguments)| AssembledCall {
+                    id,
+                    item_id: None,
+                    name,
+                    arguments,
+                })
+                .collect(),
+            finish_reason: reply.finish_reason,
+            ..Self::default()
         }
     }
 }
@@ -207,38 +194,25 @@ pub(crate) fn new_call_id() -> String {
     format!("call_{}", uuid::Uuid::new_v4().simple())
 }
 
-/// Token counts from a `usage` object; zeros for whatever is missing.
-pub(crate) fn token_usage(usage: Option<&Value>, model: &str, response_id: &str) -> TokenUsage {
-    let count = |pointer: &str| -> u64 {
-        usage
-            .and_then(|u| u.pointer(pointer))
-            .and_then(|v| {
-                v.as_u64()
-                    .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-            })
-            .unwrap_or(0)
-    };
-    let prompt_tokens = count("/prompt_tokens");
-    let completion_tokens = count("/completion_tokens");
-    let cache_read_tokens = match count("/prompt_tokens_details/cached_tokens") {
-        0 => count("/prompt_cache_hit_tokens"),
+/// Token counts of a `usage` object; zeros for whatever is missing.
+fn counts(usage: &Value) -> Counts {
+    let cache_read = match count(usage, "/prompt_tokens_details/cached_tokens") {
+        0 => count(usage, "/prompt_cache_hit_tokens"),
         n => n,
     };
-    TokenUsage {
-        model: model.to_owned(),
-        prompt_tokens,
-        completion_tokens,
-        cache_read_tokens,
-        cache_write_tokens: count("/cache_creation_input_tokens"),
-        reasoning_tokens: count("/completion_tokens_details/reasoning_tokens"),
-        context_window: 0,
-        per_turn_token: prompt_tokens + completion_tokens,
-        response_id: response_id.to_owned(),
+    Counts {
+        prompt: count(usage, "/prompt_tokens"),
+        completion: count(usage, "/completion_tokens"),
+        cache_read,
+        cache_write: count(usage, "/cache_creation_input_tokens"),
+        reasoning: count(usage, "/completion_tokens_details/reasoning_tokens"),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use tandem_protocol::LlmConfig;
+
     use super::*;
 
     const T: Duration = Duration::from_secs(1);
@@ -255,7 +229,11 @@ mod tests {
         assert_eq!(reply.tool_calls[0].2, r#"{"k":1}"#);
         assert!(reply.tool_calls[0].0.starts_with("call_"));
         assert_eq!(reply.finish_reason.as_deref(), Some("weird"));
-        let response = reply.into_response(&LlmConfig::new("openai/m"), T);
+        let response = provider::assembled::Assembled::from(reply).into_response(
+            &LlmConfig::new("openai/m"),
+            T,
+            "completion",
+        );
         assert_eq!(response.usage.prompt_tokens, 0);
         assert_eq!(response.usage.response_id, "x");
     }
@@ -284,12 +262,12 @@ mod tests {
         let mut config = LlmConfig::new("openai/m");
         config.input_cost_per_token = Some(0.001);
         config.output_cost_per_token = Some(0.01);
-        let response = Assembled {
+        let response = provider::assembled::Assembled::from(Assembled {
             usage: Some(usage),
             id: "r".into(),
             ..Assembled::default()
-        }
-        .into_response(&config, T);
+        })
+        .into_response(&config, T, "completion");
         assert_eq!(response.usage.cache_read_tokens, 40);
         assert_eq!(response.usage.reasoning_tokens, 3);
         assert_eq!(response.usage.per_turn_token, 110);

@@ -8,12 +8,17 @@ use crate::LlmRequest;
 use crate::provider::WireOptions;
 use crate::provider::options::{finish_body, prepare_messages};
 
-/// The JSON body for `request` under `config`.
-pub(crate) fn body(config: &LlmConfig, request: &LlmRequest, stream: bool) -> Value {
-    let options = WireOptions::of(config);
-    let messages = prepare_messages(config, &options, &request.messages);
+/// The JSON body for `request` under `config`; `wire_model` is the name without the prefix.
+pub(crate) fn body(
+    config: &LlmConfig,
+    options: &WireOptions,
+    wire_model: &str,
+    request: &LlmRequest,
+    stream: bool,
+) -> Value {
+    let messages = prepare_messages(config, options, &request.messages);
     let mut body = Map::new();
-    body.insert("model".into(), json!(crate::provider::wire_model(config)));
+    body.insert("model".into(), json!(wire_model));
     body.insert(
         "messages".into(),
         Value::Array(messages.iter().map(message).collect()),
@@ -46,7 +51,7 @@ pub(crate) fn body(config: &LlmConfig, request: &LlmRequest, stream: bool) -> Va
         set("stream", Some(json!(true)));
         set("stream_options", Some(json!({"include_usage": true})));
     }
-    finish_body(&options, &mut body, &[]);
+    finish_body(options, &mut body, &[]);
     Value::Object(body)
 }
 

@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use eventsource_stream::{EventStreamError, Eventsource};
-use futures::StreamExt;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::StreamDelta;
 use crate::error::LlmError;
 use crate::openai::reply::{Assembled, Completion, error_in_reply, new_call_id};
-use crate::openai::transport_error;
+use crate::provider::assembled::send_delta;
+use crate::provider::client::ReplyAssembler;
+use crate::provider::transport::Flow;
+use crate::{StreamDelta, provider};
 
 /// A tool call being assembled from fragments.
 #[derive(Debug, Default)]
@@ -71,17 +71,9 @@ impl StreamAssembler {
         };
         let text = delta.text();
         let reasoning = delta.reasoning().unwrap_or_default().to_owned();
-        if !text.is_empty() || !reasoning.is_empty() {
-            self.reply.text.push_str(&text);
-            self.reply.reasoning.push_str(&reasoning);
-            if let Some(sink) = on_delta {
-                // A caller that stopped listening does not stop the call.
-                let _ = sink.send(StreamDelta {
-                    content: (!text.is_empty()).then_some(text),
-                    reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
-                });
-            }
-        }
+        self.reply.text.push_str(&text);
+        self.reply.reasoning.push_str(&reasoning);
+        send_delta(on_delta, Some(&text), Some(&reasoning));
         for fragment in delta.tool_calls.into_iter().flatten() {
             let index = fragment.index.unwrap_or_else(|| {
                 // Servers that leave out `index` send whole calls: a new id starts a new call.
@@ -143,46 +135,33 @@ impl StreamAssembler {
     }
 }
 
-/// Reads a streamed reply; `idle` bounds the wait for each event.
-pub(crate) async fn read_stream(
-    response: reqwest::Response,
-    on_delta: Option<&UnboundedSender<StreamDelta>>,
-    idle: Duration,
-) -> Result<Assembled, LlmError> {
-    let mut events = response.bytes_stream().eventsource();
-    let mut assembler = StreamAssembler::default();
-    loop {
-        let next = tokio::time::timeout(idle, events.next())
-            .await
-            .map_err(|_| LlmError::Timeout(idle))?;
-        let event = match next {
-            None => break,
-            Some(Ok(event)) => event,
-            Some(Err(EventStreamError::Transport(e))) => return Err(transport_error(&e, idle)),
-            Some(Err(EventStreamError::Utf8(e))) => {
-                return Err(LlmError::MalformedResponse(format!(
-                    "stream is not UTF-8: {e}"
-                )));
-            }
-            Some(Err(EventStreamError::Parser(e))) => {
-                return Err(LlmError::MalformedResponse(format!(
-                    "stream is not SSE: {e}"
-                )));
-            }
-        };
-        if event.event == "error" {
-            let message = crate::openai::http_error::body_message(500, &event.data);
+/// A Chat stream read event by event, as the shared client reads every protocol's: an
+/// `error` event fails the call, `[DONE]` ends it.
+#[derive(Debug, Default)]
+pub struct ChunkEvents(StreamAssembler);
+
+impl ReplyAssembler for ChunkEvents {
+    fn push(
+        &mut self,
+        name: &str,
+        data: &str,
+        on_delta: Option<&UnboundedSender<StreamDelta>>,
+        timeout: Duration,
+    ) -> Result<Flow, LlmError> {
+        if name == "error" {
+            let message = crate::openai::http_error::body_message(500, data);
             return Err(LlmError::ServiceUnavailable {
                 status: 500,
                 message,
             });
         }
-        assembler.push(&event.data, on_delta, idle)?;
-        if assembler.done {
-            break;
-        }
+        self.0.push(data, on_delta, timeout)?;
+        Ok(if self.0.done { Flow::Done } else { Flow::More })
     }
-    assembler.finish()
+
+    fn finish(self) -> Result<provider::assembled::Assembled, LlmError> {
+        self.0.finish().map(Into::into)
+    }
 }
 
 #[cfg(test)]

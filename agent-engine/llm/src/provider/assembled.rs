@@ -1,5 +1,5 @@
-//! [`Assembled`]: a reply of the Responses or Anthropic protocol put together (from one JSON
-//! object or a whole stream), before it becomes an [`LlmResponse`].
+//! [`Assembled`]: a reply of any protocol put together (from one JSON object or a whole
+//! stream), before it becomes an [`LlmResponse`].
 
 use std::time::Duration;
 
@@ -7,11 +7,13 @@ use tandem_protocol::{
     Content, LlmConfig, Message, MessageToolCall, Role, ThinkingBlock, TokenUsage,
 };
 
-use crate::LlmResponse;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::{LlmResponse, StreamDelta};
 
 /// A tool call of a reply.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct AssembledCall {
+pub struct AssembledCall {
     /// The id the tool result must name (`toolu_...`, Responses `call_id`).
     pub id: String,
     /// Responses API item id (`fc_...`).
@@ -22,7 +24,7 @@ pub(crate) struct AssembledCall {
 
 /// Token counts as read from the wire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Counts {
+pub struct Counts {
     /// Whole prompt, cached parts included.
     pub prompt: u64,
     pub completion: u64,
@@ -33,7 +35,7 @@ pub(crate) struct Counts {
 
 /// A reply put together.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Assembled {
+pub struct Assembled {
     pub id: String,
     pub model: String,
     pub text: String,
@@ -115,4 +117,23 @@ pub(crate) fn count(value: &serde_json::Value, pointer: &str) -> u64 {
             })
         })
         .unwrap_or(0)
+}
+
+/// Sends the non-empty parts of a delta to `on_delta`, when the caller listens.
+pub(crate) fn send_delta(
+    on_delta: Option<&UnboundedSender<StreamDelta>>,
+    content: Option<&str>,
+    reasoning: Option<&str>,
+) {
+    let content = content.filter(|c| !c.is_empty());
+    let reasoning = reasoning.filter(|r| !r.is_empty());
+    if let Some(sink) = on_delta
+        && (content.is_some() || reasoning.is_some())
+    {
+        // A caller that stopped listening does not stop the call.
+        let _ = sink.send(StreamDelta {
+            content: content.map(str::to_owned),
+            reasoning_content: reasoning.map(str::to_owned),
+        });
+    }
 }

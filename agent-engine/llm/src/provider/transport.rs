@@ -1,4 +1,4 @@
-//! The HTTP exchange the Responses and Anthropic clients share: one POST with the client's
+//! The HTTP exchange every protocol client shares: one POST with the client's
 //! headers under the configured timeout, non-success statuses mapped to [`LlmError`] (message
 //! from the body, `retry-after` honoured), and an SSE reader that hands each event to the
 //! protocol's assembler with an idle timeout per event.
@@ -14,7 +14,6 @@ use tandem_protocol::LlmConfig;
 
 use crate::error::{LlmError, Result};
 use crate::openai::http_error;
-use crate::openai::transport_error;
 
 /// The request timeout when the configuration has none (or an unusable one).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -126,9 +125,30 @@ pub(crate) fn timeout_of(config: &LlmConfig) -> Duration {
         .unwrap_or(DEFAULT_TIMEOUT)
 }
 
+/// The error for a failure below HTTP (connect, reset, timeout, undecodable body).
+pub(crate) fn transport_error(error: &reqwest::Error, timeout: Duration) -> LlmError {
+    if error.is_timeout() {
+        return LlmError::Timeout(timeout);
+    }
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    if error.is_decode() {
+        LlmError::MalformedResponse(message)
+    } else if error.is_builder() {
+        LlmError::Config(message)
+    } else {
+        LlmError::Connection(message)
+    }
+}
+
 /// What an assembler says after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flow {
+pub enum Flow {
     /// Keep reading.
     More,
     /// The reply is complete; stop reading.

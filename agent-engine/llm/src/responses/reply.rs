@@ -11,7 +11,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::StreamDelta;
 use crate::error::LlmError;
-use crate::provider::assembled::{Assembled, AssembledCall, Counts, count};
+use crate::provider::assembled::{Assembled, AssembledCall, Counts, count, send_delta};
+use crate::provider::client::ReplyAssembler;
 use crate::provider::transport::{Flow, error_object};
 
 /// Token counts of a `usage` object.
@@ -36,7 +37,7 @@ struct Partial {
 
 /// Accumulates a response (whole or streamed).
 #[derive(Debug, Default)]
-pub(crate) struct ResponseAssembler {
+pub struct ResponseAssembler {
     id: String,
     model: String,
     /// Finished items by output index.
@@ -98,9 +99,11 @@ impl ResponseAssembler {
         }
         Ok(())
     }
+}
 
+impl ReplyAssembler for ResponseAssembler {
     /// Takes in one SSE event.
-    pub fn push(
+    fn push(
         &mut self,
         name: &str,
         data: &str,
@@ -147,7 +150,7 @@ impl ResponseAssembler {
                     .or_default()
                     .text
                     .push_str(delta());
-                send(on_delta, Some(delta()), None);
+                send_delta(on_delta, Some(delta()), None);
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 self.partial
@@ -155,7 +158,7 @@ impl ResponseAssembler {
                     .or_default()
                     .summary
                     .push_str(delta());
-                send(on_delta, None, Some(delta()));
+                send_delta(on_delta, None, Some(delta()));
             }
             "response.function_call_arguments.delta" => {
                 self.partial
@@ -196,7 +199,7 @@ impl ResponseAssembler {
     }
 
     /// The reply, once the response has ended.
-    pub fn finish(mut self) -> Result<Assembled, LlmError> {
+    fn finish(mut self) -> Result<Assembled, LlmError> {
         if !self.finished {
             return Err(LlmError::MalformedResponse(
                 "stream ended before response.completed".into(),
@@ -334,24 +337,6 @@ fn read_item(reply: &mut Assembled, item: Value) {
             });
         }
         _ => {}
-    }
-}
-
-fn send(
-    on_delta: Option<&UnboundedSender<StreamDelta>>,
-    content: Option<&str>,
-    reasoning: Option<&str>,
-) {
-    let content = content.filter(|c| !c.is_empty());
-    let reasoning = reasoning.filter(|r| !r.is_empty());
-    if let Some(sink) = on_delta
-        && (content.is_some() || reasoning.is_some())
-    {
-        // A caller that stopped listening does not stop the call.
-        let _ = sink.send(StreamDelta {
-            content: content.map(str::to_owned),
-            reasoning_content: reasoning.map(str::to_owned),
-        });
     }
 }
 
