@@ -10,16 +10,13 @@
 pub(crate) mod reply;
 mod request;
 
-use std::time::Duration;
-
 use reqwest::header::{HeaderMap, HeaderValue};
 use tandem_protocol::LlmConfig;
 
-use crate::LlmRequest;
 use crate::error::Result;
-use crate::provider::WireOptions;
-use crate::provider::assembled::Assembled;
-use crate::provider::client::{ProtocolClient, WireProtocol, api_key, secret_header};
+use crate::provider::client::{
+    BuildBody, ProtocolClient, ReadJson, WireProtocol, api_key, secret_header,
+};
 
 pub use request::{default_max_tokens, supports_thinking};
 
@@ -38,6 +35,8 @@ pub struct MessagesWire;
 impl WireProtocol for MessagesWire {
     const CLIENT: &'static str = "AnthropicMessages";
     const ORIGIN: &'static str = "completion";
+    const BODY: BuildBody = request::body;
+    const READ_JSON: ReadJson = reply::MessageAssembler::from_json;
     type Stream = reply::MessageAssembler;
 
     fn endpoint(base: &str) -> String {
@@ -55,20 +54,6 @@ impl WireProtocol for MessagesWire {
             headers.insert("x-api-key", secret_header(key)?);
         }
         Ok(headers)
-    }
-
-    fn body(
-        config: &LlmConfig,
-        options: &WireOptions,
-        wire_model: &str,
-        request: &LlmRequest,
-        stream: bool,
-    ) -> serde_json::Value {
-        request::body(config, options, wire_model, request, stream)
-    }
-
-    fn from_json(body: &[u8], timeout: Duration) -> Result<Assembled> {
-        reply::MessageAssembler::from_json(body, timeout)
     }
 }
 

@@ -13,16 +13,8 @@ pub(crate) mod reply;
 mod request;
 pub(crate) mod stream;
 
-use std::time::Duration;
-
-use reqwest::header::HeaderMap;
-use tandem_protocol::LlmConfig;
-
-use crate::LlmRequest;
-use crate::error::Result;
-use crate::provider::WireOptions;
 use crate::provider::assembled::Assembled;
-use crate::provider::client::{ProtocolClient, WireProtocol, bearer_headers};
+use crate::provider::client::{BuildBody, ProtocolClient, ReadJson, WireProtocol};
 
 /// OpenAI Chat Completions client. The base URL defaults to `https://api.openai.com/v1` (or
 /// the provider's own for `deepseek/`, `openrouter/`, `ollama/`, ...); requests go to
@@ -36,33 +28,20 @@ pub struct ChatWire;
 impl WireProtocol for ChatWire {
     const CLIENT: &'static str = "OpenAiChat";
     const ORIGIN: &'static str = "completion";
+    const BODY: BuildBody = request::body;
+    const READ_JSON: ReadJson =
+        |body, timeout| reply::Assembled::from_json(body, timeout).map(Assembled::from);
     type Stream = stream::ChunkEvents;
 
     fn endpoint(base: &str) -> String {
         format!("{base}/chat/completions")
     }
-
-    fn headers(config: &LlmConfig) -> Result<HeaderMap> {
-        bearer_headers(config)
-    }
-
-    fn body(
-        config: &LlmConfig,
-        options: &WireOptions,
-        wire_model: &str,
-        request: &LlmRequest,
-        stream: bool,
-    ) -> serde_json::Value {
-        request::body(config, options, wire_model, request, stream)
-    }
-
-    fn from_json(body: &[u8], timeout: Duration) -> Result<Assembled> {
-        reply::Assembled::from_json(body, timeout).map(Assembled::from)
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use tandem_protocol::LlmConfig;
+
     use super::*;
     use crate::LlmError;
 

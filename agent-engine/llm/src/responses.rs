@@ -9,16 +9,7 @@
 pub(crate) mod reply;
 mod request;
 
-use std::time::Duration;
-
-use reqwest::header::HeaderMap;
-use tandem_protocol::LlmConfig;
-
-use crate::LlmRequest;
-use crate::error::Result;
-use crate::provider::WireOptions;
-use crate::provider::assembled::Assembled;
-use crate::provider::client::{ProtocolClient, WireProtocol, bearer_headers};
+use crate::provider::client::{BuildBody, ProtocolClient, ReadJson, WireProtocol};
 
 /// OpenAI Responses client for `openai/gpt-5-codex`, or any model with
 /// `api_mode: "responses"`; requests go to `.../responses`.
@@ -31,33 +22,19 @@ pub struct ResponsesWire;
 impl WireProtocol for ResponsesWire {
     const CLIENT: &'static str = "OpenAiResponses";
     const ORIGIN: &'static str = "responses";
+    const BODY: BuildBody = request::body;
+    const READ_JSON: ReadJson = reply::ResponseAssembler::from_json;
     type Stream = reply::ResponseAssembler;
 
     fn endpoint(base: &str) -> String {
         format!("{base}/responses")
     }
-
-    fn headers(config: &LlmConfig) -> Result<HeaderMap> {
-        bearer_headers(config)
-    }
-
-    fn body(
-        config: &LlmConfig,
-        options: &WireOptions,
-        wire_model: &str,
-        request: &LlmRequest,
-        stream: bool,
-    ) -> serde_json::Value {
-        request::body(config, options, wire_model, request, stream)
-    }
-
-    fn from_json(body: &[u8], timeout: Duration) -> Result<Assembled> {
-        reply::ResponseAssembler::from_json(body, timeout)
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use tandem_protocol::LlmConfig;
+
     use super::*;
     use crate::LlmError;
 

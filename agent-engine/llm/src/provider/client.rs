@@ -37,25 +37,32 @@ pub trait WireProtocol: Clone + Send + Sync + 'static {
     /// Puts a streamed reply together.
     type Stream: ReplyAssembler;
 
+    /// Builds the JSON body of a request.
+    const BODY: BuildBody;
+    /// Reads a whole JSON reply body.
+    const READ_JSON: ReadJson;
+
     /// The URL requests go to, under the configured (or the provider's) base URL.
     fn endpoint(base: &str) -> String;
 
     /// The headers that carry the key (and any protocol version); the transport adds the
-    /// configuration's extra headers.
-    fn headers(config: &LlmConfig) -> Result<HeaderMap>;
-
-    /// The JSON body for `request`; `wire_model` is the name the server expects.
-    fn body(
-        config: &LlmConfig,
-        options: &WireOptions,
-        wire_model: &str,
-        request: &LlmRequest,
-        stream: bool,
-    ) -> serde_json::Value;
-
-    /// Reads a whole JSON reply body.
-    fn from_json(body: &[u8], timeout: Duration) -> Result<Assembled>;
+    /// configuration's extra headers. `Authorization: Bearer <key>` unless the protocol says
+    /// otherwise, as the OpenAI APIs and the servers that mirror them take it.
+    fn headers(config: &LlmConfig) -> Result<HeaderMap> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = api_key(config) {
+            headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
+        }
+        Ok(headers)
+    }
 }
+
+/// Builds a protocol's JSON body from the configuration, its wire options, the model name the
+/// server expects, the request, and whether to ask for a stream.
+pub type BuildBody = fn(&LlmConfig, &WireOptions, &str, &LlmRequest, bool) -> serde_json::Value;
+
+/// Reads a protocol's whole JSON reply body; the timeout is reported for 408 error objects.
+pub type ReadJson = fn(&[u8], Duration) -> Result<Assembled>;
 
 /// Puts a reply together from the events of its SSE stream.
 pub trait ReplyAssembler: Default + Send {
@@ -140,7 +147,7 @@ impl<P: WireProtocol> ProtocolClient<P> {
 
     /// The request body this client sends for `request` (what goes on the wire, minus headers).
     pub fn request_body(&self, request: &LlmRequest) -> serde_json::Value {
-        P::body(
+        P::BODY(
             &self.config,
             &self.options,
             &self.wire_model,
@@ -178,7 +185,7 @@ impl<P: WireProtocol> ProtocolClient<P> {
                 assembler.finish()?
             }
             Body::Whole(bytes) => {
-                let assembled = P::from_json(&bytes, timeout)?;
+                let assembled = P::READ_JSON(&bytes, timeout)?;
                 // A server that ignored `stream: true` still gives the caller its text.
                 send_delta(on_delta, Some(&assembled.text), Some(&assembled.reasoning));
                 assembled
@@ -245,7 +252,7 @@ pub(crate) fn parse_reply<P: WireProtocol>(
         replay_events(text, |name, data| assembler.push(name, data, None, timeout))?;
         assembler.finish()?
     } else {
-        P::from_json(body, timeout)?
+        P::READ_JSON(body, timeout)?
     };
     Ok(assembled.into_response(config, Duration::ZERO, P::ORIGIN))
 }
@@ -261,13 +268,4 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue> {
         .map_err(|_| LlmError::Config("the API key contains invalid characters".into()))?;
     value.set_sensitive(true);
     Ok(value)
-}
-
-/// `Authorization: Bearer <key>` when `config` has a key, as the OpenAI APIs take it.
-pub(crate) fn bearer_headers(config: &LlmConfig) -> Result<HeaderMap> {
-    let mut headers = HeaderMap::new();
-    if let Some(key) = api_key(config) {
-        headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
-    }
-    Ok(headers)
 }
