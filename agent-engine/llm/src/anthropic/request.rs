@@ -9,7 +9,7 @@ use tandem_protocol::{Content, LlmConfig, Message, Role, ThinkingBlock};
 
 use crate::LlmRequest;
 use crate::provider::WireOptions;
-use crate::provider::options::{finish_body, prepare_messages};
+use crate::provider::options::{finish_body, function_tool, prepare_messages};
 
 /// Smallest thinking budget Anthropic accepts.
 const MIN_THINKING_BUDGET: u64 = 1024;
@@ -147,26 +147,7 @@ pub(crate) fn body(
 /// A tool in Chat format (`{"type":"function","function":{...}}`) as Anthropic's
 /// `{name, description, input_schema}`; a tool already in that shape passes through.
 fn tool(tool: &Value) -> Value {
-    let Some(function) = tool.get("function") else {
-        return tool.clone();
-    };
-    let mut out = Map::new();
-    out.insert(
-        "name".into(),
-        function.get("name").cloned().unwrap_or(json!("")),
-    );
-    if let Some(description) = function.get("description").filter(|d| d.is_string()) {
-        out.insert("description".into(), description.clone());
-    }
-    out.insert(
-        "input_schema".into(),
-        function
-            .get("parameters")
-            .filter(|p| p.is_object())
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-    );
-    Value::Object(out)
+    function_tool(tool, "input_schema").map_or_else(|| tool.clone(), Value::Object)
 }
 
 /// The conversation as Anthropic turns: same-role neighbours merged so roles alternate (tool

@@ -5,7 +5,7 @@
 //! [`prepare_messages`] applies `max_message_chars` and `disable_vision` to the conversation;
 //! [`finish_body`] merges `litellm_extra_body` and drops the parameters a provider rejects.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tandem_protocol::{Content, LlmConfig, Message, TextContent};
 
 /// Settings read from a configuration's extra fields.
@@ -146,6 +146,31 @@ pub(crate) fn finish_body(options: &WireOptions, body: &mut Map<String, Value>, 
     for (key, value) in &options.litellm_extra_body {
         body.insert(key.clone(), value.clone());
     }
+}
+
+/// The fields of a Chat-format tool (`{"type":"function","function":{...}}`) that every
+/// protocol's tool is made of: `name`, `description` when it is text, and the parameters
+/// schema under `schema_key` (an empty object schema when there is none). `None` for a tool in
+/// another shape, which is sent as it is.
+pub(crate) fn function_tool(tool: &Value, schema_key: &str) -> Option<Map<String, Value>> {
+    let function = tool.get("function")?;
+    let mut out = Map::new();
+    out.insert(
+        "name".into(),
+        function.get("name").cloned().unwrap_or(json!("")),
+    );
+    if let Some(description) = function.get("description").filter(|d| d.is_string()) {
+        out.insert("description".into(), description.clone());
+    }
+    out.insert(
+        schema_key.into(),
+        function
+            .get("parameters")
+            .filter(|p| p.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+    );
+    Some(out)
 }
 
 /// Whether an OpenAI model is a reasoning model that rejects sampling parameters

@@ -8,7 +8,9 @@ use tandem_protocol::{Content, LlmConfig, Message, Role};
 
 use crate::LlmRequest;
 use crate::provider::WireOptions;
-use crate::provider::options::{finish_body, is_openai_reasoning_model, prepare_messages};
+use crate::provider::options::{
+    finish_body, function_tool, is_openai_reasoning_model, prepare_messages,
+};
 
 /// The JSON body for `request` under `config`.
 pub(crate) fn body(
@@ -88,26 +90,10 @@ pub(crate) fn body(
 
 /// A Chat-format tool as a Responses function tool; other shapes pass through.
 fn tool(tool: &Value) -> Value {
-    let Some(function) = tool.get("function") else {
+    let Some(mut out) = function_tool(tool, "parameters") else {
         return tool.clone();
     };
-    let mut out = Map::new();
     out.insert("type".into(), json!("function"));
-    out.insert(
-        "name".into(),
-        function.get("name").cloned().unwrap_or(json!("")),
-    );
-    if let Some(description) = function.get("description").filter(|d| d.is_string()) {
-        out.insert("description".into(), description.clone());
-    }
-    out.insert(
-        "parameters".into(),
-        function
-            .get("parameters")
-            .filter(|p| p.is_object())
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-    );
     out.insert("strict".into(), json!(false));
     Value::Object(out)
 }
