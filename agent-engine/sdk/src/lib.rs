@@ -37,7 +37,7 @@ pub use persistence::{
 };
 pub use remote::{RemoteConversation, RemoteConversationOptions, RemoteError, RemoteWorkspace};
 pub use secrets::{Masker, SECRET_MASK, SecretRegistry, SecretSource};
-pub use security::{RiskAssessment, RuleAnalyzer};
+pub use security::{RiskAssessment, RuleAnalyzer, lexical_normalize};
 pub use stuck::{StuckDetector, StuckReason};
 pub use title::generate_title;
 pub use tool::{Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolRegistry};

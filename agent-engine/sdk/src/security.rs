@@ -28,6 +28,8 @@ mod tests;
 use command_rules::{Context, Finding};
 use paths::{Location, Workspace};
 
+pub use paths::lexical_normalize;
+
 /// The outcome of the analyzer: the level and the rule that set it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RiskAssessment {

@@ -32,7 +32,7 @@ pub struct Workspace {
 impl Workspace {
     /// The workspace at `root`.
     pub fn new(root: &Path) -> Self {
-        let mut roots = vec![normalize(root)];
+        let mut roots = vec![lexical_normalize(root)];
         if let Ok(real) = std::fs::canonicalize(root)
             && !roots.contains(&real)
         {
@@ -84,10 +84,10 @@ impl Workspace {
         }
         let path = Path::new(text);
         if path.is_absolute() {
-            return Resolved::Path(normalize(path));
+            return Resolved::Path(lexical_normalize(path));
         }
         match cwd {
-            Some(dir) => Resolved::Path(normalize(&dir.join(path))),
+            Some(dir) => Resolved::Path(lexical_normalize(&dir.join(path))),
             None => Resolved::Home,
         }
     }
@@ -115,8 +115,10 @@ pub fn is_home(text: &str) -> bool {
         })
 }
 
-/// `path` with `.` dropped and `..` applied lexically; `..` never climbs above `/`.
-pub fn normalize(path: &Path) -> PathBuf {
+/// `path` with `.` dropped and `..` applied lexically, without touching the file system; `..`
+/// never climbs above `/` (at the root it stays at the root, as the kernel does). The file
+/// editor resolves its paths with it too.
+pub fn lexical_normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

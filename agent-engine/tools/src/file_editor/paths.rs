@@ -8,6 +8,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use tandem_sdk::lexical_normalize;
+
 use super::error::EditorError;
 
 /// The real location of `given` if it is absolute and lies inside `root`.
@@ -73,22 +75,4 @@ fn resolve(path: &Path) -> Result<PathBuf, String> {
         }
     }
     Ok(resolved)
-}
-
-/// `path` with `.` removed and `..` applied, without touching the file system.
-pub fn lexical_normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                // `..` at the root stays at the root, as the kernel does.
-                if !out.pop() && !out.has_root() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
