@@ -1,54 +1,34 @@
 //! The `finish` tool: ends the task; its observation echoes the final message.
 
-use futures::future::BoxFuture;
 use tandem_protocol::{Action, Content, FinishObservation, Observation};
-use tandem_sdk::{Tool, ToolContext, ToolDefinition};
+
+use crate::stateless::{Stateless, StatelessTool};
 
 pub mod definition;
 
 pub use definition::NAME;
 
 /// The finish tool.
+pub type FinishTool = StatelessTool<Finish>;
+
+/// What `finish` is among the stateless tools.
 #[derive(Debug)]
-pub struct FinishTool {
-    definition: ToolDefinition,
-}
+pub struct Finish;
 
-impl Default for FinishTool {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl Stateless for Finish {
+    const TOOL: &'static str = "FinishTool";
+    const DEFINITION: fn() -> tandem_sdk::ToolDefinition = definition::definition;
+    const PARSE: fn(serde_json::Value) -> Result<Action, String> = definition::parse;
 
-impl FinishTool {
-    /// The finish tool.
-    pub fn new() -> Self {
-        Self {
-            definition: definition::definition(),
-        }
-    }
-}
-
-impl Tool for FinishTool {
-    fn definition(&self) -> &ToolDefinition {
-        &self.definition
-    }
-
-    fn parse_action(&self, arguments: serde_json::Value) -> Result<Action, String> {
-        definition::parse(arguments)
-    }
-
-    fn execute<'a>(&'a self, action: &'a Action, _ctx: ToolContext) -> BoxFuture<'a, Observation> {
+    fn observe(action: &Action) -> Observation {
         let (text, is_error) = match action {
             Action::Finish(finish) => (finish.message.clone(), false),
             other => (format!("finish cannot run a {}", other.kind()), true),
         };
-        Box::pin(async move {
-            Observation::Finish(FinishObservation {
-                content: vec![Content::text(text)],
-                is_error,
-                extra: Default::default(),
-            })
+        Observation::Finish(FinishObservation {
+            content: vec![Content::text(text)],
+            is_error,
+            extra: Default::default(),
         })
     }
 }

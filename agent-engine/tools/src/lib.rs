@@ -12,12 +12,14 @@ use tandem_sdk::Tool;
 
 pub mod file_editor;
 pub mod finish;
+mod stateless;
 pub mod task_tracker;
 pub mod terminal;
 pub mod think;
 
 pub use file_editor::FileEditorTool;
 pub use finish::FinishTool;
+pub use stateless::{Stateless, StatelessTool};
 pub use task_tracker::TaskTrackerTool;
 pub use think::ThinkTool;
 

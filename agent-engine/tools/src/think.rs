@@ -1,8 +1,8 @@
 //! The `think` tool: the model writes a thought down; nothing else happens.
 
-use futures::future::BoxFuture;
 use tandem_protocol::{Action, Content, Observation, ThinkObservation};
-use tandem_sdk::{Tool, ToolContext, ToolDefinition};
+
+use crate::stateless::{Stateless, StatelessTool};
 
 pub mod definition;
 
@@ -12,46 +12,26 @@ pub use definition::NAME;
 pub const LOGGED: &str = "Your thought has been logged.";
 
 /// The think tool.
+pub type ThinkTool = StatelessTool<Think>;
+
+/// What `think` is among the stateless tools.
 #[derive(Debug)]
-pub struct ThinkTool {
-    definition: ToolDefinition,
-}
+pub struct Think;
 
-impl Default for ThinkTool {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl Stateless for Think {
+    const TOOL: &'static str = "ThinkTool";
+    const DEFINITION: fn() -> tandem_sdk::ToolDefinition = definition::definition;
+    const PARSE: fn(serde_json::Value) -> Result<Action, String> = definition::parse;
 
-impl ThinkTool {
-    /// The think tool.
-    pub fn new() -> Self {
-        Self {
-            definition: definition::definition(),
-        }
-    }
-}
-
-impl Tool for ThinkTool {
-    fn definition(&self) -> &ToolDefinition {
-        &self.definition
-    }
-
-    fn parse_action(&self, arguments: serde_json::Value) -> Result<Action, String> {
-        definition::parse(arguments)
-    }
-
-    fn execute<'a>(&'a self, action: &'a Action, _ctx: ToolContext) -> BoxFuture<'a, Observation> {
+    fn observe(action: &Action) -> Observation {
         let (text, is_error) = match action {
             Action::Think(_) => (LOGGED.to_owned(), false),
             other => (format!("think cannot run a {}", other.kind()), true),
         };
-        Box::pin(async move {
-            Observation::Think(ThinkObservation {
-                content: vec![Content::text(text)],
-                is_error,
-                extra: Default::default(),
-            })
+        Observation::Think(ThinkObservation {
+            content: vec![Content::text(text)],
+            is_error,
+            extra: Default::default(),
         })
     }
 }
