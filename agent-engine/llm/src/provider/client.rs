@@ -269,3 +269,42 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue> {
     value.set_sensitive(true);
     Ok(value)
 }
+
+#[cfg(test)]
+mod tests {
+    use tandem_protocol::Content;
+
+    use super::*;
+
+    #[test]
+    fn recorded_chat_stream_is_read_as_a_live_call_reads_it() {
+        let config = LlmConfig::new("openai/gpt-4o");
+        let sse = concat!(
+            "data: {\"id\":\"c1\",\"model\":\"m\",\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],",
+            "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\n",
+            "data: [DONE]\n\n",
+            "data: {not read after [DONE]\n\n",
+        );
+        let response = provider::parse_reply(&config, "text/event-stream", sse.as_bytes()).unwrap();
+        assert_eq!(response.id, "c1");
+        assert_eq!(response.message.content, vec![Content::text("Hi")]);
+        assert_eq!(response.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(response.usage.per_turn_token, 4);
+
+        let failed = "event: error\ndata: {\"error\":{\"message\":\"boom\"}}\n\n";
+        assert!(matches!(
+            provider::parse_reply(&config, " text/event-stream", failed.as_bytes()),
+            Err(LlmError::ServiceUnavailable { status: 500, .. })
+        ));
+    }
+
+    #[test]
+    fn clients_show_no_key_in_debug() {
+        let mut config = LlmConfig::new("anthropic/claude-sonnet-4-5");
+        config.api_key = Some("sk-ant-secret".into());
+        let debug = format!("{:?}", crate::AnthropicMessages::new(config).unwrap());
+        assert!(debug.starts_with("AnthropicMessages {"), "{debug}");
+        assert!(!debug.contains("sk-ant-secret"), "{debug}");
+    }
+}
