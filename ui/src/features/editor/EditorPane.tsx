@@ -1,7 +1,7 @@
 // Files of the conversation's workspace: a tree, Monaco to edit and save (with a conflict
 // warning when the file changed on disk since it was opened), and a "Changes" view with
 // Monaco's diff editor of everything changed since the conversation started.
-import Editor, { DiffEditor } from "@monaco-editor/react";
+import Editor, { DiffEditor, type DiffEditorProps, type MonacoDiffEditor } from "@monaco-editor/react";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import type { Api } from "../../api/client";
@@ -20,6 +20,37 @@ interface OpenFile {
   text: string;
   dirty: boolean;
   readOnlyReason: string | null;
+}
+
+/**
+ * Monaco's diff editor, unmounted in an order Monaco accepts. @monaco-editor/react disposes the
+ * two models before the widget, and Monaco then throws "TextModel got disposed before
+ * DiffEditorWidget model got reset" (an uncaught page error on every switch from Changes to
+ * Files). This wrapper's cleanup runs before the library's: it detaches the models from the
+ * widget first, then disposes them.
+ */
+export function SafeDiffEditor(props: DiffEditorProps) {
+  const ref = useRef<MonacoDiffEditor | null>(null);
+  const { onMount } = props;
+  useEffect(
+    () => () => {
+      const editor = ref.current;
+      const models = editor?.getModel();
+      editor?.setModel(null);
+      models?.original.dispose();
+      models?.modified.dispose();
+    },
+    [],
+  );
+  return (
+    <DiffEditor
+      {...props}
+      onMount={(editor, monaco) => {
+        ref.current = editor;
+        onMount?.(editor, monaco);
+      }}
+    />
+  );
 }
 
 function useMonacoTheme(): string {
@@ -67,6 +98,7 @@ function FilesView({ api, conversationId, tree, treeError }: { api: Api; convers
   const theme = useMonacoTheme();
   const openRef = useRef(open);
   openRef.current = open;
+  const saveRef = useRef<(force?: boolean) => Promise<void>>(async () => undefined);
 
   async function openPath(path: string) {
     if (open?.dirty && !window.confirm(`Discard unsaved changes to ${open.path}?`)) return;
@@ -104,6 +136,8 @@ function FilesView({ api, conversationId, tree, treeError }: { api: Api; convers
       setSaving(false);
     }
   }
+
+  saveRef.current = save;
 
   return (
     <div className="files-view">
@@ -145,7 +179,14 @@ function FilesView({ api, conversationId, tree, treeError }: { api: Api; convers
                   if (f) setOpen({ ...f, text: v ?? "", dirty: true });
                 }}
                 onMount={(editor, m) => {
-                  editor.addCommand(m.KeyMod.CtrlCmd | m.KeyCode.KeyS, () => void save());
+                  // An action, not addCommand: addCommand keybindings are global to every
+                  // Monaco editor of the page, so the last editor created would take Ctrl+S.
+                  editor.addAction({
+                    id: "tandem.save",
+                    label: "Save",
+                    keybindings: [m.KeyMod.CtrlCmd | m.KeyCode.KeyS],
+                    run: () => void saveRef.current(),
+                  });
                 }}
               />
             )}
@@ -193,7 +234,7 @@ function ChangesView({ api, conversationId, eventsSeen }: { api: Api; conversati
       <div className="editor-col">
         {file?.binary && <div className="empty">Binary file changed: {file.path}</div>}
         {file && !file.binary && sides.data && sides.data.original !== null && (
-          <DiffEditor
+          <SafeDiffEditor
             original={sides.data.original}
             modified={sides.data.modified}
             language={languageFor(file.path)}

@@ -8,6 +8,7 @@ import { Terminal } from "@xterm/xterm";
 import "@xterm/xterm/css/xterm.css";
 import { useEffect, useRef, useState } from "react";
 import { socketUrl } from "../../api/client";
+import { terminalFont } from "./font";
 import type { Backend } from "../backends/backendStore";
 
 type Mode = "agent" | "shell";
@@ -44,7 +45,7 @@ export function TerminalPane({ backend, conversationId }: { backend: Backend; co
     const el = host.current;
     if (!el) return;
     const term = new Terminal({
-      fontFamily: "var(--mono), ui-monospace, monospace",
+      fontFamily: terminalFont(getComputedStyle(document.documentElement)),
       fontSize: 13,
       cursorBlink: true,
       scrollback: 5000,
