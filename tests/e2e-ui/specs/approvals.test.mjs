@@ -1,0 +1,98 @@
+// @ts-check
+// Under "ask before acting: always" every action waits in the approval panel with its risk and
+// arguments. One is approved (its output appears); one is rejected with a reason, and the file
+// its command would have created never exists.
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { after, afterEach, before, describe, it } from "node:test";
+import { launch, openUi, shot, visible } from "../lib/browser.mjs";
+import { Stack } from "../lib/stack.mjs";
+import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
+
+const REASON = "Do not create files in this test";
+
+describe("approvals", () => {
+  /** @type {Stack} */ let stack;
+  /** @type {import("playwright-core").Browser} */ let browser;
+  /** @type {import("playwright-core").Page} */ let page;
+  /** @type {string[]} */ let pageErrors = [];
+  /** @type {string} */ let marker;
+
+  before(async () => {
+    stack = await Stack.start({
+      name: "approvals",
+      script: (ws) => [
+        {
+          type: "reply",
+          text: "First a harmless check.",
+          tool_calls: [{ name: "terminal", arguments: { command: "echo \"approved-$((20+22))\"", summary: "Print a marker", security_risk: "MEDIUM" } }],
+        },
+        {
+          type: "reply",
+          text: "Now I will create the marker file.",
+          tool_calls: [
+            { name: "terminal", arguments: { command: `touch ${join(ws, "rejected-marker.txt")} && echo created`, summary: "Create the marker file", security_risk: "HIGH" } },
+          ],
+        },
+        { type: "reply", text: "Understood: I left the marker file alone." },
+      ],
+    });
+    marker = join(stack.workspace, "rejected-marker.txt");
+    browser = await launch();
+    const ui = await openUi(browser, stack.uiUrl);
+    page = ui.page;
+    pageErrors = ui.errors;
+  });
+
+  afterEach(async (t) => {
+    await shot(page, `end-${t.name.replace(/\W+/g, "-").slice(0, 60)}`).catch(() => undefined);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  it("shows the pending action with its risk and arguments, and runs it once approved", async () => {
+    await startConversation(page, { folder: stack.workspace, policy: "always", task: "Check the shell, then create the marker file" });
+    const panel = await visible(page.getByRole("region", { name: "Pending approval" }), "the approval panel", 30_000);
+    await statusIs(page, "Waiting for approval");
+    await visible(panel.locator(".risk, .badge", { hasText: /medium/i }), "the MEDIUM risk in the approval panel");
+    const args = await panel.getByLabel("Arguments").innerText();
+    assert.match(args, /"command": "echo \\"approved-\$\(\(20\+22\)\)\\""/, "the panel shows the full arguments");
+    assert.match(args, /"is_input": false/);
+    // Nothing ran yet: the timeline has the action, awaiting approval, and no output.
+    await timelineShows(page, "awaiting approval");
+    assert.doesNotMatch(await page.locator(".timeline-list").innerText(), /approved-42/);
+    await shot(page, "approval-pending", { readme: "timeline-approval" });
+
+    await panel.getByRole("button", { name: "Approve", exact: true }).click();
+    await timelineShows(page, "approved-42");
+  });
+
+  it("rejects an action with a reason, records the rejection, and never runs it, even after resuming", async () => {
+    const panel = await visible(page.getByRole("region", { name: "Pending approval" }).filter({ hasText: "rejected-marker.txt" }), "the second action in the approval panel", 30_000);
+    await visible(panel.locator(".risk, .badge", { hasText: /high/i }), "the HIGH risk in the approval panel");
+    await panel.getByRole("button", { name: "Reject…" }).click();
+    await panel.getByLabel("Reason for rejecting").fill(REASON);
+    await panel.getByRole("button", { name: "Reject", exact: true }).click();
+
+    await timelineShows(page, `Rejected — ${REASON}`);
+    // A rejection stops the run; Resume lets the agent carry on from it.
+    await statusIs(page, "Idle");
+    assert.equal(existsSync(marker), false, `${marker} exists: the rejected command ran`);
+    await page.getByRole("button", { name: "Resume" }).click();
+    await timelineShows(page, "Understood: I left the marker file alone.");
+    await statusIs(page, "Finished");
+    assert.equal(await page.getByRole("region", { name: "Pending approval" }).count(), 0, "no approval is pending any more");
+    // The conversation is over, so nothing can run the command later: it never ran.
+    assert.equal(existsSync(marker), false, `${marker} must not exist: the rejected command ran`);
+    assert.doesNotMatch(await page.locator(".timeline-list").innerText(), /\ncreated\n/);
+    await shot(page, "approval-rejected");
+  });
+
+  it("raised no page errors", () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
