@@ -101,9 +101,18 @@ if ! command -v tauri-driver >/dev/null || ! cargo install --list 2>/dev/null | 
 fi
 # --- end desktop app ---
 
-# --- UI (ui/, npm workspaces): node modules ---
-# `npm ci` when node_modules is missing or older than package-lock.json (the lock changed).
-# Needs node >= 20.19 and npm (Debian's nodejs 18 is too old for Vite 8).
+# --- UI (ui/, tests/e2e-ui: npm workspaces): node modules, and chromium for the UI tests ---
+# `npm ci` when node_modules is missing or older than package-lock.json (the lock changed); it
+# installs every workspace, playwright-core of tests/e2e-ui included. Needs node >= 20.19 and npm
+# (Debian's nodejs 18 is too old for Vite 8). The UI end-to-end tests and benchmarks drive
+# Debian's chromium: playwright-core never downloads a browser.
+if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "ok installed"; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "== apt-get install chromium"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium
+fi
 (
   cd "$(dirname "$0")/.."
   if ! command -v npm >/dev/null; then
@@ -111,7 +120,7 @@ fi
     exit 1
   fi
   if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    echo "== npm ci (ui)"
+    echo "== npm ci (ui, tests/e2e-ui)"
     npm ci --no-audit --no-fund
   fi
 )

@@ -36,3 +36,9 @@ echo "== UI: API types current, typecheck, unit tests"
 # document) or when generated.ts / tandem.gen.ts are stale against their documents.
 npm run -w ui check:api
 npm run -w ui typecheck && npm run -w ui test
+
+echo "== UI end-to-end (tests/e2e-ui: Debian's chromium against tandem serve and the scripted LLM)"
+# The specs start $TANDEM_BIN and, beside it, the testkit's scripted-llm (both made by the test
+# build above) on 127.0.0.1, and serve the ui/dist built above. Screenshots and server logs go
+# to target/e2e-ui/.
+npm run -w tests/e2e-ui typecheck && npm run -w tests/e2e-ui test
