@@ -5,6 +5,7 @@ import { Virtuoso, type VirtuosoHandle } from "react-virtuoso";
 import type { TimelineState } from "../../store/timeline";
 import { ALL_KINDS, defaultFilter, filterItems, type KindFilter, type TimelineFilter } from "./filter";
 import { ItemView } from "./ItemView";
+import { follow, SCROLL_KEYS, stickReducer, type StickEvent } from "./stick";
 
 const KIND_LABEL: Record<KindFilter, string> = {
   message: "Messages",
@@ -86,6 +87,11 @@ export function TimelinePane({ state }: { state: TimelineState }) {
   );
   const ref = useRef<VirtuosoHandle>(null);
   const [atBottom, setAtBottom] = useState(true);
+  // A ref, not state: followOutput reads it when rows arrive, and changes need no render.
+  const stuck = useRef(true);
+  const stick = (e: StickEvent) => {
+    stuck.current = stickReducer(stuck.current, e);
+  };
   // Open at the latest event. Not through `initialTopMostItemIndex`: Virtuoso keeps the list
   // hidden until that first scroll settles, and rows arriving meanwhile can keep it hidden for good.
   const opened = useRef(false);
@@ -98,7 +104,19 @@ export function TimelinePane({ state }: { state: TimelineState }) {
   return (
     <div className="timeline">
       <TimelineFilters filter={filter} onChange={setFilter} />
-      <div className="timeline-list" data-autofocus tabIndex={0} aria-label="Timeline">
+      <div
+        className="timeline-list"
+        data-autofocus
+        tabIndex={0}
+        aria-label="Timeline"
+        onWheel={() => stick({ type: "person-scrolled" })}
+        onTouchMove={() => stick({ type: "person-scrolled" })}
+        onPointerDown={(e) => {
+          // Grabbing the scrollbar: the press lands on the scroller itself, not on a row.
+          if ((e.target as HTMLElement).hasAttribute("data-virtuoso-scroller")) stick({ type: "person-scrolled" });
+        }}
+        onKeyDown={(e) => SCROLL_KEYS.has(e.key) && stick({ type: "person-scrolled" })}
+      >
         {items.length === 0 ? (
           <div className="empty">{state.items.length === 0 ? "No events yet." : "No event matches the filters."}</div>
         ) : (
@@ -108,8 +126,11 @@ export function TimelinePane({ state }: { state: TimelineState }) {
             data={items}
             context={state.streaming}
             computeItemKey={(_, item) => item.id}
-            followOutput={(bottom) => (bottom ? "auto" : false)}
-            atBottomStateChange={setAtBottom}
+            followOutput={(bottom) => follow(stuck.current, bottom)}
+            atBottomStateChange={(bottom) => {
+              stick({ type: "at-bottom", atBottom: bottom });
+              setAtBottom(bottom);
+            }}
             increaseViewportBy={{ top: 400, bottom: 400 }}
             itemContent={(_, item) => <ItemView item={item} pending={pending.has(item.id)} />}
             components={LIST_COMPONENTS}
@@ -119,7 +140,10 @@ export function TimelinePane({ state }: { state: TimelineState }) {
           <button
             type="button"
             className="jump"
-            onClick={() => ref.current?.scrollToIndex({ index: "LAST", behavior: "auto" })}
+            onClick={() => {
+              stick({ type: "jump-to-latest" });
+              ref.current?.scrollToIndex({ index: "LAST", behavior: "auto" });
+            }}
           >
             ↓ Latest
           </button>

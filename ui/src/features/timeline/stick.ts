@@ -1,0 +1,31 @@
+// Whether the timeline follows new rows. It starts stuck to the bottom and stays there while
+// rows arrive, even in bursts (catch-up pages) that land before Virtuoso has finished scrolling
+// and so briefly report "not at the bottom"; only the person scrolling away unsticks it, and
+// reaching the bottom again sticks it back.
+
+export type StickEvent =
+  /** The person scrolled, dragged or pressed a navigation key in the list. */
+  | { type: "person-scrolled" }
+  /** Virtuoso's at-bottom state changed. */
+  | { type: "at-bottom"; atBottom: boolean }
+  /** The person asked for the latest rows ("↓ Latest"). */
+  | { type: "jump-to-latest" };
+
+export function stickReducer(stuck: boolean, e: StickEvent): boolean {
+  switch (e.type) {
+    case "person-scrolled":
+      return false;
+    case "at-bottom":
+      return e.atBottom || stuck;
+    case "jump-to-latest":
+      return true;
+  }
+}
+
+/** Virtuoso's followOutput answer: follow when stuck or already at the bottom. */
+export function follow(stuck: boolean, atBottom: boolean): "auto" | false {
+  return stuck || atBottom ? "auto" : false;
+}
+
+/** Keys that scroll the list (a person moving through it). */
+export const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
