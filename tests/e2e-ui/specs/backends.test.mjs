@@ -38,7 +38,8 @@ describe("backends", () => {
       Stack.start({
         name: "backends-second",
         prepareHome: (home, ws) => {
-          writeConversation(home, { title: SECOND_TITLE, workspace: ws, pairs: 40 });
+          // Several catch-up pages (the server sends 100 events a page): the newest row must still show.
+          writeConversation(home, { title: SECOND_TITLE, workspace: ws, pairs: 300 });
         },
       }),
     ]);
