@@ -10,6 +10,7 @@ import type { WorkspaceFile } from "../../api/workspaceTypes";
 import { FileTree } from "./FileTree";
 import { languageFor } from "./monacoSetup";
 import { reversePatch } from "./reversePatch";
+import { useSettled } from "./useSettled";
 
 /** Larger files open read-only: Monaco slows down and an accidental save would be costly. */
 const MAX_EDITABLE = 5 * 1024 * 1024;
@@ -58,7 +59,8 @@ function useMonacoTheme(): string {
   return dark ? "vs-dark" : "vs";
 }
 
-export function EditorPane({ api, conversationId, eventsSeen }: { api: Api; conversationId: string; eventsSeen: number }) {
+export function EditorPane({ api, conversationId, eventsSeen: seen }: { api: Api; conversationId: string; eventsSeen: number }) {
+  const eventsSeen = useSettled(seen, 300);
   const [tab, setTab] = useState<"files" | "changes">("files");
   const tree = useQuery({
     queryKey: ["tree", api.baseUrl, conversationId],
