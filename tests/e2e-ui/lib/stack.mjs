@@ -90,6 +90,7 @@ export function newKey() {
  * @property {Record<string, string>} [files] workspace files to create (relative path → text)
  * @property {string} [key] the session key (random when absent)
  * @property {(home: string, workspace: string) => void} [prepareHome] writes into TANDEM_HOME before the server starts
+ * @property {string[]} [allowOrigins] browser origins allowed to call the API (`--allow-origin`)
  */
 
 /**
@@ -153,7 +154,8 @@ export class Stack {
     });
     this.llm = llm.proc;
     const llmUrl = llm.match[1] ?? "";
-    const server = await startProcess(tandemBin(), ["serve", "--host", "127.0.0.1", "--port", "0", "--session-key", this.key], {
+    const origins = (o.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin]);
+    const server = await startProcess(tandemBin(), ["serve", "--host", "127.0.0.1", "--port", "0", "--session-key", this.key, ...origins], {
       env: {
         ...baseEnv,
         TANDEM_HOME: this.home,

@@ -1,7 +1,7 @@
 // @ts-check
-// Backends: a second `tandem serve` (its own key and conversations) added in Settings and
-// switched to; a wrong key is "unauthorized" on that backend only; a URL where nothing listens
-// says the server is down.
+// Backends: a second `tandem serve` (its own key and conversations, allowing the first one's
+// origin) added in Settings and switched to; a wrong key is "unauthorized" on that backend only;
+// a URL where nothing listens says the server is down.
 import assert from "node:assert/strict";
 import { after, afterEach, before, describe, it } from "node:test";
 import { launch, openUi, shot, visible } from "../lib/browser.mjs";
@@ -11,20 +11,6 @@ import { timelineShows } from "../lib/ui.mjs";
 
 const SECOND_TITLE = "Loaders validate their data";
 
-/**
- * Whether `server` lets a page from `origin` call it with a session key (CORS preflight).
- * @param {string} server
- * @param {string} origin
- */
-async function corsAllows(server, origin) {
-  const res = await fetch(`${server}/api/conversations/search`, {
-    method: "OPTIONS",
-    headers: { Origin: origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-session-api-key" },
-  });
-  const allowed = res.headers.get("access-control-allow-origin");
-  return allowed === "*" || allowed === origin;
-}
-
 describe("backends", () => {
   /** @type {Stack} */ let local;
   /** @type {Stack} */ let second;
@@ -33,23 +19,18 @@ describe("backends", () => {
   /** @type {string} */ let downUrl;
 
   before(async () => {
-    [local, second] = await Promise.all([
-      Stack.start({ name: "backends-local" }),
-      Stack.start({
-        name: "backends-second",
-        prepareHome: (home, ws) => {
-          // Several catch-up pages (the server sends 100 events a page): the newest row must still show.
-          writeConversation(home, { title: SECOND_TITLE, workspace: ws, pairs: 300 });
-        },
-      }),
-    ]);
+    local = await Stack.start({ name: "backends-local" });
+    // The page comes from the local server's origin; the second server must allow it (CORS).
+    second = await Stack.start({
+      name: "backends-second",
+      allowOrigins: [local.baseUrl],
+      prepareHome: (home, ws) => {
+        // Several catch-up pages (the server sends 100 events a page): the newest row must still show.
+        writeConversation(home, { title: SECOND_TITLE, workspace: ws, pairs: 300 });
+      },
+    });
     downUrl = `http://127.0.0.1:${await deadPort()}`;
-    // The UI comes from the first server's origin; calling the second one from the page needs
-    // that server to allow the origin (CORS). Until `tandem serve` answers preflights, this
-    // spec lets chromium skip the check so it can test what the UI does with each backend.
-    const cors = await corsAllows(second.baseUrl, local.baseUrl);
-    if (!cors) console.log(`# ${second.baseUrl} does not allow ${local.baseUrl} (no CORS): chromium runs with --disable-web-security`);
-    browser = await launch({ extraArgs: cors ? [] : ["--disable-web-security"] });
+    browser = await launch();
     page = (await openUi(browser, local.uiUrl)).page;
   });
 
