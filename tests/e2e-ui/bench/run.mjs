@@ -108,6 +108,8 @@ async function scrollFrames(page) {
     const scroller = document.querySelector(".timeline-list [data-virtuoso-scroller], .timeline-list > div");
     if (!(scroller instanceof HTMLElement)) throw new Error("no timeline scroller");
     const frame = () => new Promise((r) => requestAnimationFrame(r));
+    // A person's wheel first: the timeline stops following the newest row, as it does for them.
+    scroller.dispatchEvent(new WheelEvent("wheel", { deltaY: -100, bubbles: true }));
     scroller.scrollTop = 0;
     for (let i = 0; i < 30; i++) await frame();
     // About one viewport and a half per frame: every frame renders rows it has never shown,

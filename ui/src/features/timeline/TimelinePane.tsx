@@ -127,6 +127,11 @@ export function TimelinePane({ state }: { state: TimelineState }) {
             context={state.streaming}
             computeItemKey={(_, item) => item.id}
             followOutput={(bottom) => follow(stuck.current, bottom)}
+            // Rows are measured after they render and the list's height changes under the
+            // scroll position: stay pinned to the newest row while stuck.
+            totalListHeightChanged={() => {
+              if (stuck.current) ref.current?.scrollToIndex({ index: "LAST", align: "end", behavior: "auto" });
+            }}
             atBottomStateChange={(bottom) => {
               stick({ type: "at-bottom", atBottom: bottom });
               setAtBottom(bottom);
