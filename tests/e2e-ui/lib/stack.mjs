@@ -146,23 +146,38 @@ export class Stack {
     const scriptFile = join(this.home, "llm-script.json");
     // Title and summary requests carry no tools: a fixed text answers them without using steps.
     writeFileSync(scriptFile, JSON.stringify({ steps: o.script?.(this.workspace) ?? [], no_tools_text: "End-to-end test" }, null, 2));
-    const baseEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? this.home, LANG: "C.UTF-8" };
     const llm = await startProcess(scriptedLlmBin(), ["--host", "127.0.0.1", "--port", "0", "--script", scriptFile], {
-      env: baseEnv,
+      env: this.#baseEnv(),
       ready: /listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/,
       log: this.log,
     });
     this.llm = llm.proc;
-    const llmUrl = llm.match[1] ?? "";
-    const origins = (o.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin]);
-    const server = await startProcess(tandemBin(), ["serve", "--host", "127.0.0.1", "--port", "0", "--session-key", this.key, ...origins], {
+    this.#llmUrl = llm.match[1] ?? "";
+    this.#origins = (o.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin]);
+    await this.startServer();
+  }
+
+  /** The environment both processes start from: nothing of the test runner's beyond PATH and HOME. */
+  #baseEnv() {
+    return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? this.home, LANG: "C.UTF-8" };
+  }
+
+  /** @type {string} */ #llmUrl = "";
+  /** @type {string[]} */ #origins = [];
+
+  /**
+   * Starts `tandem serve` on `port` (0: a free one), with this stack's home, key and LLM.
+   * @param {number} [port]
+   */
+  async startServer(port = 0) {
+    const server = await startProcess(tandemBin(), ["serve", "--host", "127.0.0.1", "--port", String(port), "--session-key", this.key, ...this.#origins], {
       env: {
-        ...baseEnv,
+        ...this.#baseEnv(),
         TANDEM_HOME: this.home,
         TANDEM_UI_DIR: uiDir,
         OH_WORKSPACE_PATH: this.workspace,
         LLM_MODEL: "openai/scripted-e2e",
-        LLM_BASE_URL: llmUrl,
+        LLM_BASE_URL: this.#llmUrl,
         LLM_API_KEY: "e2e-not-a-real-key",
         LLM_NUM_RETRIES: "0",
         RUST_LOG: process.env.RUST_LOG ?? "warn",
@@ -174,6 +189,26 @@ export class Stack {
     });
     this.server = server.proc;
     this.baseUrl = server.match[1] ?? "";
+  }
+
+  /** Kills `tandem serve` at once (SIGKILL), as a crash would; the LLM keeps running. */
+  async killServer() {
+    const p = this.server;
+    if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
+    const exited = new Promise((resolve) => p.child.once("exit", resolve));
+    p.child.kill("SIGKILL");
+    await exited;
+    this.server = null;
+  }
+
+  /** The scripted LLM's OpenAI-compatible base URL (`http://127.0.0.1:<port>/v1`). */
+  get llmUrl() {
+    return this.#llmUrl;
+  }
+
+  /** The port the server listens on. */
+  get port() {
+    return Number(new URL(this.baseUrl).port);
   }
 
   /**

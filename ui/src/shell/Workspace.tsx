@@ -4,7 +4,7 @@ import { lazy, Suspense, useCallback, useEffect, useMemo } from "react";
 import { Group, Panel, Separator } from "react-resizable-panels";
 import { ApprovalPanel } from "../features/approvals/ApprovalPanel";
 import { PolicySwitch } from "../features/approvals/PolicySwitch";
-import { apiFor, type Backend } from "../features/backends/backendStore";
+import { apiFor, useBackends, type Backend } from "../features/backends/backendStore";
 import { ChatPane } from "../features/chat/ChatPane";
 import { StatusBar } from "../features/chat/StatusBar";
 import { TimelinePane } from "../features/timeline/TimelinePane";
@@ -17,11 +17,24 @@ import { setApproveHandler } from "./shortcuts";
 const EditorPane = lazy(() => import("./EditorPaneLoader"));
 const TerminalPane = lazy(() => import("../features/terminal/TerminalPane").then((m) => ({ default: m.TerminalPane })));
 
+/** A pane a server cannot serve (it lacks the capability, e.g. an upstream OpenHands server). */
+function NotOnThisServer({ children }: { children: string }) {
+  return (
+    <div className="empty" role="note">
+      {children}
+    </div>
+  );
+}
+
 export function Workspace({ backend, conversationId }: { backend: Backend; conversationId: string }) {
   useConversationStream(backend, conversationId);
   const key = convKey(backend.id, conversationId);
   const state = useTimeline(key);
   const stream = useStreamState(key);
+  // Editor and terminal use Tandem's own endpoints; a server that says it lacks them (an
+  // upstream OpenHands server) gets an explanation instead of failing requests.
+  const info = useBackends((st) => st.health[backend.id]?.info);
+  const lacks = (capability: string) => info !== undefined && !(info.capabilities ?? []).includes(capability);
   const api = apiFor(backend);
   const pending = useMemo(() => pendingApprovals(state), [state]);
   const dispatch = useCallback((input: TimelineInput) => useLive.getState().dispatch(key, input), [key]);
@@ -55,17 +68,31 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
         <Group orientation="vertical">
           <Panel defaultSize="62%" minSize="10%">
             <section className="pane fill" data-pane="editor" aria-label="Editor" tabIndex={-1}>
-              <Suspense fallback={<div className="empty">Loading editor…</div>}>
-                <EditorPane api={api} conversationId={conversationId} eventsSeen={state.items.length} />
-              </Suspense>
+              {lacks("tandem_workspace_files_v1") ? (
+                <NotOnThisServer>
+                  This server has no workspace file API (it is not a Tandem server), so the editor cannot open its files. Every file edit of the agent is
+                  still in the timeline.
+                </NotOnThisServer>
+              ) : (
+                <Suspense fallback={<div className="empty">Loading editor…</div>}>
+                  <EditorPane api={api} conversationId={conversationId} eventsSeen={state.items.length} />
+                </Suspense>
+              )}
             </section>
           </Panel>
           <Separator className="separator horizontal" />
           <Panel defaultSize="38%" minSize="10%">
             <section className="pane fill" data-pane="terminal" aria-label="Terminal" tabIndex={-1}>
-              <Suspense fallback={<div className="empty">Loading terminal…</div>}>
-                <TerminalPane backend={backend} conversationId={conversationId} />
-              </Suspense>
+              {lacks("tandem_pty_socket_v1") ? (
+                <NotOnThisServer>
+                  This server has no terminal socket (it is not a Tandem server), so you cannot attach to the agent's shell here. The agent's commands and
+                  their output are in the timeline.
+                </NotOnThisServer>
+              ) : (
+                <Suspense fallback={<div className="empty">Loading terminal…</div>}>
+                  <TerminalPane backend={backend} conversationId={conversationId} />
+                </Suspense>
+              )}
             </section>
           </Panel>
         </Group>

@@ -36,4 +36,19 @@ describe("timeline rows", () => {
     render(<ItemView item={rejected!} pending={false} />);
     expect(screen.getByRole("note").textContent).toContain("Rejected — never");
   });
+
+  it("shows finish's message once, not again as its echoed observation", () => {
+    const message = "All tests pass now.";
+    const a = {
+      ...E.action("finish"),
+      tool_name: "finish",
+      action: { kind: "FinishAction", message },
+      tool_call: { id: "call_f", name: "finish", arguments: JSON.stringify({ message }), origin: "completion" },
+    } as unknown as WireEvent;
+    const obs = { ...E.observation(a, message), tool_name: "finish", observation: { kind: "FinishObservation", content: [{ type: "text", text: message }], is_error: false } } as unknown as WireEvent;
+    const [item] = items([a, obs]);
+    const { container } = render(<ItemView item={item!} pending={false} />);
+    expect(container.querySelector(".headline")?.textContent).toContain(message);
+    expect(container.querySelector(".result")).toBeNull();
+  });
 });

@@ -111,7 +111,8 @@ export function ActionView({ ev, result, pending }: { ev: ActionEvent; result?: 
         <summary>Arguments</summary>
         <pre>{JSON.stringify(args, null, 2)}</pre>
       </details>
-      {result && <ResultView r={result} />}
+      {/* finish's observation only echoes the message its headline already shows */}
+      {result && !(ev.tool_name === "finish" && result.kind === "ObservationEvent") && <ResultView r={result} />}
     </div>
   );
 }
@@ -144,8 +145,19 @@ function OtherView({ ev }: { ev: WireEvent }) {
           <pre className="obs-text">{ev.system_prompt?.text}</pre>
         </details>
       );
-    default:
+    default: {
+      // Upstream servers also record their analyzer's verdicts (SecurityAnalysisEvent).
+      const extra = ev as unknown as { analyzer?: unknown; risks?: unknown };
+      if (ev.kind === "SecurityAnalysisEvent" && extra.risks && typeof extra.risks === "object") {
+        const risks = Object.values(extra.risks as Record<string, unknown>).map((r) => String(r).toLowerCase());
+        return (
+          <div className="item marker">
+            Security analysis{typeof extra.analyzer === "string" ? ` (${extra.analyzer})` : ""}: {risks.length ? risks.join(", ") : "no pending action"}
+          </div>
+        );
+      }
       return <div className="item marker">{ev.kind}</div>;
+    }
   }
 }
 
