@@ -3,6 +3,7 @@
 // network needs, plus the waits and screenshots the specs share.
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { after, afterEach, before } from "node:test";
 import { chromium } from "playwright-core";
 import { artefactDir, chromiumPath, readmeShotsDir } from "./paths.mjs";
 
@@ -115,4 +116,30 @@ export async function shot(page, name, o = {}) {
  */
 export function timelineText(page) {
   return page.locator(".timeline-list").innerText();
+}
+
+/**
+ * The hooks every UI spec needs. Before its tests: `start()` starts the backends and returns the
+ * URL to open, then chromium opens it and `opened` gets the page and its collected page errors.
+ * After each test: a screenshot of the page (`end-<test name>`). After all: the browser closes
+ * and `stop()` ends the backends, whatever failed.
+ * @param {{ start: () => Promise<string>, opened: (ui: { page: import("playwright-core").Page, errors: string[] }) => void, stop: () => Promise<unknown> }} o
+ */
+export function uiSession(o) {
+  /** @type {import("playwright-core").Browser | null} */ let browser = null;
+  /** @type {import("playwright-core").Page | null} */ let page = null;
+  before(async () => {
+    const url = await o.start();
+    browser = await launch();
+    const ui = await openUi(browser, url);
+    page = ui.page;
+    o.opened(ui);
+  });
+  afterEach(async (t) => {
+    if (page) await shot(page, `end-${t.name.replace(/\W+/g, "-").slice(0, 60)}`).catch(() => undefined);
+  });
+  after(async () => {
+    await browser?.close();
+    await o.stop();
+  });
 }

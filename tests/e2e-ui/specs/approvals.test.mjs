@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { after, afterEach, before, describe, it } from "node:test";
-import { launch, openUi, shot, visible } from "../lib/browser.mjs";
+import { describe, it } from "node:test";
+import { shot, uiSession, visible } from "../lib/browser.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
@@ -14,44 +14,40 @@ const REASON = "Do not create files in this test";
 
 describe("approvals", () => {
   /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Browser} */ let browser;
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string[]} */ let pageErrors = [];
   /** @type {string} */ let marker;
 
-  before(async () => {
-    stack = await Stack.start({
-      name: "approvals",
-      script: (ws) => [
-        {
-          type: "reply",
-          text: "First a harmless check.",
-          tool_calls: [{ name: "terminal", arguments: { command: "echo \"approved-$((20+22))\"", summary: "Print a marker", security_risk: "MEDIUM" } }],
-        },
-        {
-          type: "reply",
-          text: "Now I will create the marker file.",
-          tool_calls: [
-            { name: "terminal", arguments: { command: `touch ${join(ws, "rejected-marker.txt")} && echo created`, summary: "Create the marker file", security_risk: "HIGH" } },
-          ],
-        },
-        { type: "reply", text: "Understood: I left the marker file alone." },
-      ],
-    });
-    marker = join(stack.workspace, "rejected-marker.txt");
-    browser = await launch();
-    const ui = await openUi(browser, stack.uiUrl);
-    page = ui.page;
-    pageErrors = ui.errors;
-  });
-
-  afterEach(async (t) => {
-    await shot(page, `end-${t.name.replace(/\W+/g, "-").slice(0, 60)}`).catch(() => undefined);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await stack?.stop();
+  uiSession({
+    start: async () => {
+      stack = await Stack.start({
+        name: "approvals",
+        script: (ws) => [
+          {
+            type: "reply",
+            text: "First a harmless check.",
+            tool_calls: [{ name: "terminal", arguments: { command: "echo \"approved-$((20+22))\"", summary: "Print a marker", security_risk: "MEDIUM" } }],
+          },
+          {
+            type: "reply",
+            text: "Now I will create the marker file.",
+            tool_calls: [
+              { name: "terminal", arguments: { command: `touch ${join(ws, "rejected-marker.txt")} && echo created`, summary: "Create the marker file", security_risk: "HIGH" } },
+            ],
+          },
+          { type: "reply", text: "Understood: I left the marker file alone." },
+        ],
+      });
+      marker = join(stack.workspace, "rejected-marker.txt");
+      return stack.uiUrl;
+    },
+    opened: (ui) => {
+      page = ui.page;
+      pageErrors = ui.errors;
+    },
+    stop: async () => {
+      await stack?.stop();
+    },
   });
 
   it("shows the pending action with its risk and arguments, and runs it once approved", async () => {

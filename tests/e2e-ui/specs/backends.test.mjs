@@ -3,8 +3,8 @@
 // origin) added in Settings and switched to; a wrong key is "unauthorized" on that backend only;
 // a URL where nothing listens says the server is down.
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, it } from "node:test";
-import { launch, openUi, shot, visible } from "../lib/browser.mjs";
+import { describe, it } from "node:test";
+import { shot, uiSession, visible } from "../lib/browser.mjs";
 import { writeConversation } from "../lib/fixture.mjs";
 import { deadPort, Stack } from "../lib/stack.mjs";
 import { timelineShows } from "../lib/ui.mjs";
@@ -14,33 +14,30 @@ const SECOND_TITLE = "Loaders validate their data";
 describe("backends", () => {
   /** @type {Stack} */ let local;
   /** @type {Stack} */ let second;
-  /** @type {import("playwright-core").Browser} */ let browser;
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string} */ let downUrl;
 
-  before(async () => {
-    local = await Stack.start({ name: "backends-local" });
-    // The page comes from the local server's origin; the second server must allow it (CORS).
-    second = await Stack.start({
-      name: "backends-second",
-      allowOrigins: [local.baseUrl],
-      prepareHome: (home, ws) => {
-        // Several catch-up pages (the server sends 100 events a page): the newest row must still show.
-        writeConversation(home, { title: SECOND_TITLE, workspace: ws, pairs: 300 });
-      },
-    });
-    downUrl = `http://127.0.0.1:${await deadPort()}`;
-    browser = await launch();
-    page = (await openUi(browser, local.uiUrl)).page;
-  });
-
-  afterEach(async (t) => {
-    await shot(page, `end-${t.name.replace(/\W+/g, "-").slice(0, 60)}`).catch(() => undefined);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await Promise.all([local?.stop(), second?.stop()]);
+  uiSession({
+    start: async () => {
+      local = await Stack.start({ name: "backends-local" });
+      // The page comes from the local server's origin; the second server must allow it (CORS).
+      second = await Stack.start({
+        name: "backends-second",
+        allowOrigins: [local.baseUrl],
+        prepareHome: (home, ws) => {
+          // Several catch-up pages (the server sends 100 events a page): the newest row must still show.
+          writeConversation(home, { title: SECOND_TITLE, workspace: ws, pairs: 300 });
+        },
+      });
+      downUrl = `http://127.0.0.1:${await deadPort()}`;
+      return local.uiUrl;
+    },
+    opened: (ui) => {
+      page = ui.page;
+    },
+    stop: async () => {
+      await Promise.all([local?.stop(), second?.stop()]);
+    },
   });
 
   /**

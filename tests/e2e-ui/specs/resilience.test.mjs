@@ -6,45 +6,41 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, afterEach, before, describe, it } from "node:test";
-import { launch, openUi, shot, visible } from "../lib/browser.mjs";
+import { describe, it } from "node:test";
+import { shot, uiSession, visible } from "../lib/browser.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
 describe("bad input and failures", () => {
   /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Browser} */ let browser;
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string[]} */ let pageErrors = [];
 
-  before(async () => {
-    stack = await Stack.start({
-      name: "resilience",
-      files: { "README.md": "# A small project\n" },
-      script: () => [
-        { type: "reply", text: "First a marker.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"before-$((40+2))\"", security_risk: "LOW" } }] },
-        // The server is killed while this answer is on its way: it never arrives.
-        { type: "reply", delay_ms: 6000, tool_calls: [{ name: "terminal", arguments: { command: "echo lost-in-the-crash", security_risk: "LOW" } }] },
-        { type: "reply", text: "Carrying on after the restart.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"after-$((50+1))\"", security_risk: "LOW" } }] },
-        { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Done, restart and all." } }] },
-      ],
-    });
-    // 50 MB of text (over the server's 10 MB editor limit) and a small binary file.
-    writeFileSync(join(stack.workspace, "huge.log"), Buffer.alloc(50 * 1024 * 1024, "log line\n"));
-    writeFileSync(join(stack.workspace, "blob.bin"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2, 0xff, 0xfe, 0, 0, 9]));
-    browser = await launch();
-    const ui = await openUi(browser, stack.uiUrl);
-    page = ui.page;
-    pageErrors = ui.errors;
-  });
-
-  afterEach(async (t) => {
-    await shot(page, `end-${t.name.replace(/\W+/g, "-").slice(0, 60)}`).catch(() => undefined);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await stack?.stop();
+  uiSession({
+    start: async () => {
+      stack = await Stack.start({
+        name: "resilience",
+        files: { "README.md": "# A small project\n" },
+        script: () => [
+          { type: "reply", text: "First a marker.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"before-$((40+2))\"", security_risk: "LOW" } }] },
+          // The server is killed while this answer is on its way: it never arrives.
+          { type: "reply", delay_ms: 6000, tool_calls: [{ name: "terminal", arguments: { command: "echo lost-in-the-crash", security_risk: "LOW" } }] },
+          { type: "reply", text: "Carrying on after the restart.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"after-$((50+1))\"", security_risk: "LOW" } }] },
+          { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Done, restart and all." } }] },
+        ],
+      });
+      // 50 MB of text (over the server's 10 MB editor limit) and a small binary file.
+      writeFileSync(join(stack.workspace, "huge.log"), Buffer.alloc(50 * 1024 * 1024, "log line\n"));
+      writeFileSync(join(stack.workspace, "blob.bin"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2, 0xff, 0xfe, 0, 0, 9]));
+      return stack.uiUrl;
+    },
+    opened: (ui) => {
+      page = ui.page;
+      pageErrors = ui.errors;
+    },
+    stop: async () => {
+      await stack?.stop();
+    },
   });
 
   it("refuses a 50 MB file and shows a binary file read-only, each with the reason", async () => {

@@ -3,8 +3,8 @@
 // remote backend: added in Settings, switched to, a conversation started from the UI runs there
 // (its LLM is the scripted one, reached through an LLM profile) and its events fill the timeline.
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, it } from "node:test";
-import { launch, openUi, shot, visible } from "../lib/browser.mjs";
+import { describe, it } from "node:test";
+import { shot, uiSession, visible } from "../lib/browser.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { UpstreamServer } from "../lib/upstream.mjs";
 import { statusIs, timelineShows } from "../lib/ui.mjs";
@@ -12,36 +12,37 @@ import { statusIs, timelineShows } from "../lib/ui.mjs";
 describe("an upstream OpenHands agent server as a remote backend", () => {
   /** @type {Stack} */ let local;
   /** @type {UpstreamServer} */ let upstream;
-  /** @type {import("playwright-core").Browser} */ let browser;
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string[]} */ let pageErrors = [];
 
-  before(async () => {
-    // The local server serves the UI; its scripted LLM is also what the upstream agent calls.
-    [local, upstream] = await Promise.all([
-      Stack.start({
-        name: "upstream-local",
-        script: () => [
-          { type: "reply", text: "Checking the upstream shell.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"upstream-$((3*11))\"", summary: "Print a marker", security_risk: "LOW" } }] },
-          { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Upstream run done." } }] },
-        ],
-      }),
-      UpstreamServer.start(),
-    ]);
-    browser = await launch();
-    const ui = await openUi(browser, local.uiUrl);
-    page = ui.page;
-    pageErrors = ui.errors;
-  });
-
-  afterEach(async (t) => {
-    await shot(page, `end-${t.name.replace(/\W+/g, "-").slice(0, 60)}`).catch(() => undefined);
-  });
-
-  after(async () => {
-    await browser?.close();
-    upstream?.stop();
-    await local?.stop();
+  uiSession({
+    start: async () => {
+      // The local server serves the UI; its scripted LLM is also what the upstream agent calls.
+      const [l, u] = await Promise.allSettled([
+        Stack.start({
+          name: "upstream-local",
+          script: () => [
+            { type: "reply", text: "Checking the upstream shell.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"upstream-$((3*11))\"", summary: "Print a marker", security_risk: "LOW" } }] },
+            { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Upstream run done." } }] },
+          ],
+        }),
+        UpstreamServer.start(),
+      ]);
+      // Both are kept before any failure is raised, so stop() ends whichever started.
+      if (l.status === "fulfilled") local = l.value;
+      if (u.status === "fulfilled") upstream = u.value;
+      if (l.status === "rejected") throw l.reason;
+      if (u.status === "rejected") throw u.reason;
+      return local.uiUrl;
+    },
+    opened: (ui) => {
+      page = ui.page;
+      pageErrors = ui.errors;
+    },
+    stop: async () => {
+      upstream?.stop();
+      await local?.stop();
+    },
   });
 
   it("adds the upstream server and an LLM profile in Settings", async () => {

@@ -5,58 +5,53 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, afterEach, before, describe, it } from "node:test";
-import { eventually, launch, openUi, shot, until, visible } from "../lib/browser.mjs";
+import { describe, it } from "node:test";
+import { eventually, shot, uiSession, until, visible } from "../lib/browser.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { startConversation, statusIs, terminalText, timelineShows } from "../lib/ui.mjs";
 
 describe("a conversation in the workspace", () => {
   /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Browser} */ let browser;
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string[]} */ let pageErrors = [];
 
-  before(async () => {
-    stack = await Stack.start({
-      name: "workspace",
-      files: {
-        "app.py": "greeting = 'hello'\nprint(greeting)\n",
-        "NOTES.md": "# Notes\n\nWritten before the conversation.\n",
-      },
-      script: (ws) => [
-        {
-          type: "reply",
-          text: "Let me check the shell first.",
-          // The output (e2e-42) differs from the command text, so seeing it proves the command ran.
-          tool_calls: [{ name: "terminal", arguments: { command: "echo \"e2e-$((6*7))\"", summary: "Print a marker", security_risk: "LOW" } }],
+  uiSession({
+    start: async () => {
+      stack = await Stack.start({
+        name: "workspace",
+        files: {
+          "app.py": "greeting = 'hello'\nprint(greeting)\n",
+          "NOTES.md": "# Notes\n\nWritten before the conversation.\n",
         },
-        {
-          type: "reply",
-          text: "Now the greeting.",
-          tool_calls: [
-            {
-              name: "file_editor",
-              arguments: { command: "str_replace", path: join(ws, "app.py"), old_str: "greeting = 'hello'", new_str: "greeting = 'hello, tandem'", summary: "Change the greeting", security_risk: "LOW" },
-            },
-          ],
-        },
-        { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Done: the greeting now says hello, tandem." } }] },
-      ],
-    });
-    browser = await launch();
-    const ui = await openUi(browser, stack.uiUrl);
-    page = ui.page;
-    pageErrors = ui.errors;
-  });
-
-  // What the page looked like at the end of each test, for a failure's post-mortem.
-  afterEach(async (t) => {
-    await shot(page, `end-${t.name.replace(/\W+/g, "-").slice(0, 60)}`).catch(() => undefined);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await stack?.stop();
+        script: (ws) => [
+          {
+            type: "reply",
+            text: "Let me check the shell first.",
+            // The output (e2e-42) differs from the command text, so seeing it proves the command ran.
+            tool_calls: [{ name: "terminal", arguments: { command: "echo \"e2e-$((6*7))\"", summary: "Print a marker", security_risk: "LOW" } }],
+          },
+          {
+            type: "reply",
+            text: "Now the greeting.",
+            tool_calls: [
+              {
+                name: "file_editor",
+                arguments: { command: "str_replace", path: join(ws, "app.py"), old_str: "greeting = 'hello'", new_str: "greeting = 'hello, tandem'", summary: "Change the greeting", security_risk: "LOW" },
+              },
+            ],
+          },
+          { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Done: the greeting now says hello, tandem." } }] },
+        ],
+      });
+      return stack.uiUrl;
+    },
+    opened: (ui) => {
+      page = ui.page;
+      pageErrors = ui.errors;
+    },
+    stop: async () => {
+      await stack?.stop();
+    },
   });
 
   it("runs the agent from a message and shows its events until it finishes", async () => {
