@@ -344,28 +344,50 @@ fn propose_one(
     } else {
         call.arguments.as_str()
     };
+    match parse_call(tool.as_ref(), &call.name, raw) {
+        Ok(parsed) => {
+            event.summary = Some(
+                parsed
+                    .summary
+                    .unwrap_or_else(|| format!("{}: {}", call.name, raw)),
+            );
+            let rule_risk = analyzer.assess(&parsed.action, workspace);
+            event.security_risk = parsed.llm_risk.max(rule_risk);
+            event.action = Some(parsed.action);
+            ProposedAction { event, error: None }
+        }
+        Err(error) => ProposedAction {
+            event,
+            error: Some(error),
+        },
+    }
+}
+
+/// A tool call's arguments, validated by its tool.
+struct ParsedCall {
+    action: tandem_protocol::Action,
+    /// The risk the caller claimed (`security_risk`), `Unknown` when absent.
+    llm_risk: SecurityRisk,
+    /// The caller's `summary`, when given.
+    summary: Option<String>,
+}
+
+/// Parses `raw` (a JSON object) as `tool`'s arguments: `security_risk` and `summary` are taken
+/// out, the rest goes to the tool's parser. The error names the tool and, through the parser,
+/// the field at fault.
+fn parse_call(tool: &dyn Tool, name: &str, raw: &str) -> std::result::Result<ParsedCall, String> {
     let mut args = match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(o)) => o,
         Ok(other) => {
-            let error = format!(
-                "Error validating tool '{}': arguments must be a JSON object, got {}",
-                call.name,
+            return Err(format!(
+                "Error validating tool '{name}': arguments must be a JSON object, got {}",
                 json_type(&other)
-            );
-            return ProposedAction {
-                event,
-                error: Some(error),
-            };
+            ));
         }
         Err(e) => {
-            let error = format!(
-                "Error validating tool '{}': {e}. Arguments: unparseable JSON",
-                call.name
-            );
-            return ProposedAction {
-                event,
-                error: Some(error),
-            };
+            return Err(format!(
+                "Error validating tool '{name}': {e}. Arguments: unparseable JSON"
+            ));
         }
     };
     let llm_risk = args
@@ -375,21 +397,48 @@ fn propose_one(
     let summary = args
         .remove("summary")
         .and_then(|v| v.as_str().map(str::to_owned));
-    event.summary = Some(summary.unwrap_or_else(|| format!("{}: {}", call.name, raw)));
-    match tool.parse_action(Value::Object(args)) {
-        Ok(action) => {
-            let rule_risk = analyzer.assess(&action, workspace);
-            event.security_risk = llm_risk.max(rule_risk);
-            event.action = Some(action);
-            ProposedAction { event, error: None }
-        }
-        Err(e) => {
-            let error = format!("Error validating tool '{}': {e}", call.name);
-            ProposedAction {
-                event,
-                error: Some(error),
-            }
-        }
+    let action = tool
+        .parse_action(Value::Object(args))
+        .map_err(|e| format!("Error validating tool '{name}': {e}"))?;
+    Ok(ParsedCall {
+        action,
+        llm_risk,
+        summary,
+    })
+}
+
+/// The action a person approved in place of `original`: `arguments` validated by the tool
+/// exactly as a model's call is, and rated again by the rule analyzer alone (the model's
+/// rating was of what it proposed, not of this). The event keeps the original's ids, so its
+/// observation answers the model's tool call. The error names the field at fault.
+pub fn edit_action(
+    original: &ActionEvent,
+    arguments: &Value,
+    tools: &ToolRegistry,
+    analyzer: &RuleAnalyzer,
+    workspace: &Path,
+) -> std::result::Result<ActionEvent, String> {
+    let Some(tool) = tools.get(&original.tool_name) else {
+        return Err(format!(
+            "Tool '{}' is not available in this conversation",
+            original.tool_name
+        ));
+    };
+    let raw = arguments.to_string();
+    let parsed = parse_call(tool.as_ref(), &original.tool_name, &raw)?;
+    let mut edited = original.clone();
+    edited.security_risk = analyzer.assess(&parsed.action, workspace);
+    edited.action = Some(parsed.action);
+    edited.tool_call.arguments = raw;
+    Ok(edited)
+}
+
+/// How an edited action is named in the note its observation carries: the command for the
+/// terminal, the tool and its arguments otherwise, in full so the model knows exactly what ran.
+pub fn edited_headline(action: &ActionEvent) -> String {
+    match &action.action {
+        Some(tandem_protocol::Action::Terminal(t)) => format!("$ {}", t.command),
+        _ => format!("{} {}", action.tool_name, action.tool_call.arguments),
     }
 }
 

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tandem_llm::Llm;
-use tandem_protocol::{AgentSpec, ConfirmationPolicy, Extra, Message};
+use tandem_protocol::{AgentSpec, ConfirmationPolicy, Extra, Message, SecurityRisk};
 use tokio::sync::oneshot;
 
 pub use handle::{ConversationHandle, ConversationView, RunState};
@@ -128,6 +128,16 @@ pub enum Command {
         reason: Option<String>,
         /// Done.
         reply: oneshot::Sender<Result<()>>,
+    },
+    /// Run one pending action with arguments the person edited, in its place; the other
+    /// pending actions keep waiting for their own decision.
+    ApproveEdited {
+        /// The pending action's event id.
+        action_id: String,
+        /// The tool's arguments, as a model would give them.
+        arguments: serde_json::Value,
+        /// The edited action's risk as the rule analyzer rates it, or why nothing runs.
+        reply: oneshot::Sender<Result<SecurityRisk>>,
     },
     /// Change the confirmation policy.
     SetConfirmationPolicy {

@@ -47,6 +47,12 @@ pub enum SdkError {
     /// A run is already in progress (`run` while running).
     #[error("conversation already running; wait for it to finish or pause it first")]
     AlreadyRunning,
+    /// No action with this id waits for confirmation (unknown, already run or rejected).
+    #[error("action {0} is not waiting for confirmation")]
+    NotPending(String),
+    /// Arguments given for an action do not fit its tool; the message names the field.
+    #[error("{0}")]
+    InvalidArguments(String),
     /// The conversation's actor is gone.
     #[error("the conversation has shut down")]
     Closed,

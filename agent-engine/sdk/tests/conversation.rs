@@ -15,17 +15,19 @@ use tandem_protocol::{
     TerminalObservation,
 };
 use tandem_sdk::{
-    Conversation, ConversationHandle, ConversationOptions, ConversationStore, Runtime,
+    Conversation, ConversationHandle, ConversationOptions, ConversationStore, Runtime, SdkError,
     SecretSource, Tool, ToolAnnotations, ToolContext, ToolDefinition,
 };
 use tandem_testkit::{ScriptedLlmServer, Step, ToolCallSpec};
 
-/// A `terminal` stand-in that records what it ran (and the env it got) instead of running it.
+/// A `terminal` stand-in that records what it ran (and the env it got) instead of running it;
+/// with `shell`, it also runs it with `sh -c` in the workspace, for effects on disk.
 struct RecordingTool {
     def: ToolDefinition,
     ran: Arc<Mutex<Vec<String>>>,
     env_seen: Arc<Mutex<Vec<(String, String)>>>,
     delay: Duration,
+    shell: bool,
 }
 
 impl RecordingTool {
@@ -43,6 +45,7 @@ impl RecordingTool {
             ran: Arc::default(),
             env_seen: Arc::default(),
             delay,
+            shell: false,
         }
     }
 }
@@ -69,6 +72,15 @@ impl Tool for RecordingTool {
                 unreachable!()
             };
             self.ran.lock().unwrap().push(t.command.clone());
+            if self.shell {
+                let status = std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(&t.command)
+                    .current_dir(&ctx.working_dir)
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "{}", t.command);
+            }
             let mut env: Vec<_> = ctx
                 .env
                 .iter()
@@ -168,10 +180,20 @@ impl Setup {
     }
 
     fn with_delay(steps: Vec<Step>, delay: Duration) -> Self {
+        Self::build(steps, RecordingTool::new(delay))
+    }
+
+    /// The terminal stand-in really runs commands (`sh -c`, in the workspace).
+    fn with_shell(steps: Vec<Step>) -> Self {
+        let mut tool = RecordingTool::new(Duration::ZERO);
+        tool.shell = true;
+        Self::build(steps, tool)
+    }
+
+    fn build(steps: Vec<Step>, tool: RecordingTool) -> Self {
         let server = ScriptedLlmServer::start(steps);
         let home = tempfile::tempdir().unwrap();
         let store = ConversationStore::new(home.path().join("conversations"));
-        let tool = RecordingTool::new(delay);
         let ran = tool.ran.clone();
         let env_seen = tool.env_seen.clone();
         Self {
@@ -1084,4 +1106,190 @@ async fn llm_keys_never_reach_state_disk_or_readers() {
         let text = std::fs::read_to_string(&file).unwrap_or_default();
         assert!(!text.contains("sk-live-abcdef123456"), "{}", file.display());
     }
+}
+
+/// The pending actions' ids, in order: actions with no observation, rejection or error yet.
+fn pending_ids(events: &[Event]) -> Vec<String> {
+    let answered: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Observation(o) => Some(o.action_id.clone()),
+            Event::UserReject(r) => Some(r.action_id.clone()),
+            Event::AgentError(a) => Some(a.tool_call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Action(a)
+                if !answered.contains(&a.base.id) && !answered.contains(&a.tool_call_id) =>
+            {
+                Some(a.base.id.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edit_and_approve_runs_the_edited_action_in_place_of_the_original() {
+    let s = Setup::with_shell(vec![
+        Step::tool_call(
+            "terminal",
+            json!({"command": "touch original.txt", "security_risk": "LOW"}),
+        ),
+        Step::tool_call("finish", json!({"message": "ok"})),
+    ]);
+    let mut options = s.options();
+    options.confirmation_policy = ConfirmationPolicy::AlwaysConfirm;
+    let h = s.start(options).await;
+    run_to_stop(&h, "make a file").await;
+    assert_eq!(h.status(), ExecutionStatus::WaitingForConfirmation);
+    let pending = pending_ids(&h.events());
+    assert_eq!(pending.len(), 1);
+    let id = &pending[0];
+
+    // Arguments the tool rejects: the error names the field, and nothing runs or changes.
+    let bad = h.approve_edited(id, json!({"command": 5})).await;
+    let Err(SdkError::InvalidArguments(message)) = bad else {
+        panic!("{bad:?}")
+    };
+    assert!(message.contains("`command`"), "{message}");
+    let bad = h.approve_edited(id, json!(["touch edited.txt"])).await;
+    assert!(
+        matches!(&bad, Err(SdkError::InvalidArguments(m)) if m.contains("JSON object")),
+        "{bad:?}"
+    );
+    assert_eq!(h.status(), ExecutionStatus::WaitingForConfirmation);
+    assert_eq!(pending_ids(&h.events()), pending);
+    // An id that does not wait.
+    let unknown = h
+        .approve_edited("no-such-action", json!({"command": "true"}))
+        .await;
+    assert!(
+        matches!(unknown, Err(SdkError::NotPending(_))),
+        "{unknown:?}"
+    );
+    assert!(s.ran.lock().unwrap().is_empty());
+
+    let risk = h
+        .approve_edited(id, json!({"command": "touch edited.txt"}))
+        .await
+        .unwrap();
+    // Re-rated by the rule analyzer (it writes a file); the model's LOW was about the original.
+    assert_eq!(risk, SecurityRisk::Medium);
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .unwrap();
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    assert_eq!(*s.ran.lock().unwrap(), ["touch edited.txt"]);
+    assert!(s.workspace.path().join("edited.txt").exists());
+    assert!(
+        !s.workspace.path().join("original.txt").exists(),
+        "the original command never ran"
+    );
+
+    // The observation answers the original action, with the note in front of the output.
+    let events = h.events();
+    let Some(Event::Action(original)) = events
+        .iter()
+        .find(|e| matches!(e, Event::Action(a) if &a.base.id == id))
+    else {
+        panic!()
+    };
+    let observation = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Observation(o) if o.tool_name == "terminal" => Some(o),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(&observation.action_id, id);
+    assert_eq!(observation.tool_call_id, original.tool_call_id);
+    let content = observation.observation.content();
+    let text = content[0].as_text().unwrap();
+    assert!(
+        text.starts_with(
+            "[The person edited this action before it ran; it ran as: $ touch edited.txt]\nran touch edited.txt"
+        ),
+        "{text}"
+    );
+    // The action event still holds what the model asked for; only its result says otherwise.
+    assert_eq!(
+        original.tool_call.arguments,
+        json!({"command": "touch original.txt", "security_risk": "LOW"}).to_string()
+    );
+
+    // The model's next request carries that result as the answer to its call.
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 2);
+    let tool_message = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(tool_message["tool_call_id"], original.tool_call_id.as_str());
+    assert!(
+        tool_message["content"]
+            .to_string()
+            .contains("it ran as: $ touch edited.txt"),
+        "{tool_message}"
+    );
+    assert!(
+        s.server.violations().is_empty(),
+        "{:?}",
+        s.server.violations()
+    );
+    // Once run, it is not pending any more.
+    let again = h.approve_edited(id, json!({"command": "true"})).await;
+    assert!(matches!(again, Err(SdkError::NotPending(_))), "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_one_of_several_pending_actions_leaves_the_others_waiting() {
+    let s = Setup::with_shell(vec![
+        Step::tool_calls(vec![
+            ToolCallSpec::new("terminal", json!({"command": "touch first.txt"})),
+            ToolCallSpec::new("terminal", json!({"command": "touch second.txt"})),
+        ]),
+        Step::tool_call("finish", json!({"message": "ok"})),
+    ]);
+    let mut options = s.options();
+    options.confirmation_policy = ConfirmationPolicy::AlwaysConfirm;
+    let h = s.start(options).await;
+    run_to_stop(&h, "two files").await;
+    let pending = pending_ids(&h.events());
+    assert_eq!(pending.len(), 2);
+
+    h.approve_edited(&pending[1], json!({"command": "touch second-edited.txt"}))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .unwrap();
+    // Only the edited one ran; the first still waits, and the model was not asked yet.
+    assert_eq!(h.status(), ExecutionStatus::WaitingForConfirmation);
+    assert_eq!(*s.ran.lock().unwrap(), ["touch second-edited.txt"]);
+    assert_eq!(pending_ids(&h.events()), [pending[0].clone()]);
+    assert_eq!(s.server.requests().len(), 1);
+
+    // The first keeps its own approval: approving it runs it, then the loop goes on.
+    h.respond_to_confirmation(true, None).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .unwrap();
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    assert_eq!(
+        *s.ran.lock().unwrap(),
+        ["touch second-edited.txt", "touch first.txt"]
+    );
+    assert!(!s.workspace.path().join("second.txt").exists());
+    assert!(
+        s.server.violations().is_empty(),
+        "{:?}",
+        s.server.violations()
+    );
 }

@@ -4,6 +4,10 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
+mod edit;
+
+use std::collections::HashMap;
+
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
@@ -16,6 +20,8 @@ use tandem_protocol::{
 };
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
+
+use edit::note_edit;
 
 use super::handle::{ConversationHandle, ConversationView, RunState, Shared};
 use super::metered::MeteredLlm;
@@ -71,6 +77,9 @@ struct Actor {
     queue: VecDeque<ActionEvent>,
     /// Actions waiting for the user's decision.
     awaiting: Vec<ActionEvent>,
+    /// Actions the person edited before approving, by action id: the headline of what ran,
+    /// for the note on their observation.
+    edited: HashMap<String, String>,
     inflight: Option<InFlight>,
     /// Set when persisting failed: the run stops and nothing more is acknowledged.
     broken: Option<String>,
@@ -259,6 +268,7 @@ fn spawn(
         iterations: 0,
         queue: VecDeque::new(),
         awaiting,
+        edited: HashMap::new(),
         inflight: None,
         broken: None,
         condenser,
@@ -530,6 +540,13 @@ impl Actor {
                 };
                 let _ = reply.send(r);
             }
+            Command::ApproveEdited {
+                action_id,
+                arguments,
+                reply,
+            } => {
+                let _ = reply.send(self.approve_edited(&action_id, &arguments));
+            }
             Command::SetConfirmationPolicy { policy, reply } => {
                 let value = serde_json::to_value(&policy).unwrap_or_default();
                 let leaf = self.leaf();
@@ -704,6 +721,15 @@ impl Actor {
     }
 
     fn start_run(&mut self) -> Result<()> {
+        self.check_can_run()?;
+        // Approving: what waited runs first, in order.
+        self.queue.extend(self.awaiting.drain(..));
+        self.begin_run();
+        Ok(())
+    }
+
+    /// Why a run cannot start now, if it cannot.
+    fn check_can_run(&self) -> Result<()> {
         if self.active {
             return Err(SdkError::AlreadyRunning);
         }
@@ -720,14 +746,16 @@ impl Actor {
                 "nothing to run: send a message first".into(),
             ));
         }
-        // Approving: what waited runs first, in order.
-        self.queue.extend(self.awaiting.drain(..));
+        Ok(())
+    }
+
+    /// Starts the loop on what is queued.
+    fn begin_run(&mut self) {
         self.active = true;
         self.pause_requested = false;
         self.iterations = 0;
         self.set_status(ExecutionStatus::Running);
         self.shared.runs.send_modify(|r| r.active = true);
-        Ok(())
     }
 
     fn interrupt(&mut self) {
@@ -795,6 +823,11 @@ impl Actor {
         }
         if self.pause_requested {
             self.end_run(Some(ExecutionStatus::Paused));
+            return;
+        }
+        if !self.awaiting.is_empty() {
+            // An edited action ran alone; the others of its turn still wait for a decision.
+            self.end_run(Some(ExecutionStatus::WaitingForConfirmation));
             return;
         }
         let (max, stuck_on, status) = shared_view(&self.shared, |v| {
@@ -1097,6 +1130,9 @@ impl Actor {
     }
 
     fn on_observation(&mut self, action: ActionEvent, mut observation: Observation) {
+        if let Some(headline) = self.edited.remove(&action.base.id) {
+            note_edit(&mut observation, &headline);
+        }
         if let Some(content) = observation.content_mut() {
             self.masker.mask_content(content);
         }
@@ -1111,7 +1147,9 @@ impl Actor {
             extra: Extra::new(),
         }));
         if finished {
-            for rest in std::mem::take(&mut self.queue) {
+            let mut rest = std::mem::take(&mut self.queue);
+            rest.extend(self.awaiting.drain(..));
+            for rest in rest {
                 let error = "Not run: the agent called finish before this action.".to_owned();
                 self.emit(Event::AgentError(agent_error(
                     &rest,

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 
-use tandem_protocol::{ConfirmationPolicy, ConversationState, Event, ExecutionStatus, Message};
+use tandem_protocol::{
+    ConfirmationPolicy, ConversationState, Event, ExecutionStatus, Message, SecurityRisk,
+};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use super::Command;
@@ -114,7 +116,7 @@ impl ConversationHandle {
         let _ = rx.wait_for(|s| !s.active).await;
     }
 
-    async fn call(&self, make: impl FnOnce(oneshot::Sender<Result<()>>) -> Command) -> Result<()> {
+    async fn call<T>(&self, make: impl FnOnce(oneshot::Sender<Result<T>>) -> Command) -> Result<T> {
         let (tx, rx) = oneshot::channel();
         self.shared
             .commands
@@ -157,6 +159,25 @@ impl ConversationHandle {
         self.call(|reply| Command::RespondToConfirmation {
             accept,
             reason,
+            reply,
+        })
+        .await
+    }
+
+    /// Approves one pending action with edited arguments: they are validated as a model's
+    /// call is (`InvalidArguments` naming the field, and nothing changes), the edited action
+    /// runs once in place of the original, whatever the policy, and its observation answers
+    /// the original action with a note saying what ran. The other pending actions keep
+    /// waiting. `NotPending` when no action with this id waits. Returns the edited action's
+    /// risk as the rule analyzer rates it.
+    pub async fn approve_edited(
+        &self,
+        action_id: &str,
+        arguments: serde_json::Value,
+    ) -> Result<SecurityRisk> {
+        self.call(|reply| Command::ApproveEdited {
+            action_id: action_id.to_owned(),
+            arguments,
             reply,
         })
         .await
