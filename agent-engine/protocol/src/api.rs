@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 
 use crate::{
     AgentSpec, ConfirmationPolicy, Content, ConversationStats, Event, ExecutionStatus, Extra, Role,
-    WorkspaceSpec,
+    SecurityRisk, WorkspaceSpec,
 };
 
 /// `POST /api/conversations`: start (or attach to) a conversation.
@@ -252,6 +252,28 @@ pub struct ConfirmationResponseRequest {
 
 fn default_reject_reason() -> String {
     "User rejected the action.".to_owned()
+}
+
+/// `POST .../events/approve_edited` (Tandem): run one pending action with arguments the person
+/// edited, in place of what the agent proposed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ApproveEditedRequest {
+    /// The pending action's event id (`ActionEvent.id`).
+    pub action_id: String,
+    /// The tool's arguments as a model would give them (for the terminal,
+    /// `{"command": ...}`); validated by the tool, a 422 naming the field when they do not fit.
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
+    pub arguments: Value,
+}
+
+/// The answer to `approve_edited`: the edited action is running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ApproveEditedResponse {
+    /// Always true (failures are HTTP errors).
+    pub success: bool,
+    /// The edited action's risk as the rule analyzer rates it (the agent's own rating was of
+    /// what it proposed).
+    pub security_risk: SecurityRisk,
 }
 
 /// `POST .../confirmation_policy`.

@@ -45,14 +45,14 @@ pub use state::{
 pub type Extra = serde_json::Map<String, serde_json::Value>;
 
 pub use api::{
-    AgentResponse, AskAgentRequest, BashCommand, BashEvent, BashEventPage, BashOutput, ChatChoice,
-    ChatCompletionRequest, ChatCompletionResponse, ChatMessage, ChatUsage,
-    ConfirmationResponseRequest, ConversationInfo, ConversationPage, CreateSecretRequest,
-    DeletedResponse, ErrorResponse, EventPage, ExecuteBashRequest, FileDiff, FileUploadResponse,
-    ModelEntry, ModelList, OpenAiError, OpenAiErrorResponse, PtyClientFrame, PtyServerFrame,
-    RuntimeInfo, SecretInfo, SecretList, SendMessageRequest, ServerInfo,
-    SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SocketAuthFrame,
-    StartConversationRequest, StatusResponse, SuccessResponse, UpdateConversationRequest,
-    UpdateSecretsRequest, ValidationErrorItem, ValidationErrorResponse, WorkspaceDiff,
-    WorkspaceEntry, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
+    AgentResponse, ApproveEditedRequest, ApproveEditedResponse, AskAgentRequest, BashCommand,
+    BashEvent, BashEventPage, BashOutput, ChatChoice, ChatCompletionRequest,
+    ChatCompletionResponse, ChatMessage, ChatUsage, ConfirmationResponseRequest, ConversationInfo,
+    ConversationPage, CreateSecretRequest, DeletedResponse, ErrorResponse, EventPage,
+    ExecuteBashRequest, FileDiff, FileUploadResponse, ModelEntry, ModelList, OpenAiError,
+    OpenAiErrorResponse, PtyClientFrame, PtyServerFrame, RuntimeInfo, SecretInfo, SecretList,
+    SendMessageRequest, ServerInfo, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest,
+    SocketAuthFrame, StartConversationRequest, StatusResponse, SuccessResponse,
+    UpdateConversationRequest, UpdateSecretsRequest, ValidationErrorItem, ValidationErrorResponse,
+    WorkspaceDiff, WorkspaceEntry, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
 };

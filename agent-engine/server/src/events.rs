@@ -15,9 +15,11 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use chrono::NaiveDateTime;
 use serde_json::Value;
 use tandem_protocol::{
-    ConfirmationResponseRequest, Event, EventPage, SendMessageRequest, Source, SuccessResponse,
+    ApproveEditedRequest, ApproveEditedResponse, ConfirmationResponseRequest, Event, EventPage,
+    SendMessageRequest, Source, SuccessResponse,
 };
 use tandem_sdk::RunState;
+use tandem_sdk::SdkError;
 use tokio::sync::{broadcast, watch};
 
 use crate::AppState;
@@ -196,6 +198,39 @@ pub async fn respond(
         .respond_to_confirmation(req.accept, Some(req.reason))
         .await?;
     Ok(Json(SuccessResponse::OK))
+}
+
+/// `POST .../events/approve_edited` (Tandem): one pending action runs with the person's
+/// arguments in place of the agent's. 409 when that action does not wait for confirmation,
+/// 422 (located at `body.arguments`, the message naming the field) when the tool rejects them.
+pub async fn approve_edited(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+    ApiJson(req): ApiJson<ApproveEditedRequest>,
+) -> Result<Json<ApproveEditedResponse>> {
+    let live = live(&state, &raw).await?;
+    if !live.running() {
+        state.registry.check_capacity().await?;
+    }
+    let arguments = req.arguments.clone();
+    match live
+        .handle
+        .approve_edited(&req.action_id, req.arguments)
+        .await
+    {
+        Ok(security_risk) => Ok(Json(ApproveEditedResponse {
+            success: true,
+            security_risk,
+        })),
+        Err(SdkError::InvalidArguments(message)) => Err(ApiError::field(
+            &["body", "arguments"],
+            "value_error",
+            message,
+            arguments,
+        )),
+        Err(e @ SdkError::NotPending(_)) => Err(ApiError::Conflict(e.to_string())),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Which stored events a subscriber replays before the live ones.

@@ -11,14 +11,15 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
 use tandem_protocol::{
-    AgentResponse, AskAgentRequest, BashEvent, BashEventPage, ChatCompletionRequest,
-    ChatCompletionResponse, ConfirmationResponseRequest, ConversationInfo, ConversationPage,
-    CreateSecretRequest, DeletedResponse, ErrorResponse, Event, EventPage, ExecuteBashRequest,
-    FileUploadResponse, ModelList, OpenAiErrorResponse, PtyClientFrame, PtyServerFrame, SecretInfo,
-    SecretList, SendMessageRequest, ServerInfo, SetConfirmationPolicyRequest,
-    SetSecurityAnalyzerRequest, SocketAuthFrame, StartConversationRequest, StatusResponse,
-    SuccessResponse, UpdateConversationRequest, UpdateSecretsRequest, ValidationErrorResponse,
-    WorkspaceDiff, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
+    AgentResponse, ApproveEditedRequest, ApproveEditedResponse, AskAgentRequest, BashEvent,
+    BashEventPage, ChatCompletionRequest, ChatCompletionResponse, ConfirmationResponseRequest,
+    ConversationInfo, ConversationPage, CreateSecretRequest, DeletedResponse, ErrorResponse, Event,
+    EventPage, ExecuteBashRequest, FileUploadResponse, ModelList, OpenAiErrorResponse,
+    PtyClientFrame, PtyServerFrame, SecretInfo, SecretList, SendMessageRequest, ServerInfo,
+    SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SocketAuthFrame,
+    StartConversationRequest, StatusResponse, SuccessResponse, UpdateConversationRequest,
+    UpdateSecretsRequest, ValidationErrorResponse, WorkspaceDiff, WorkspaceFile, WorkspaceTree,
+    WriteWorkspaceFileRequest,
 };
 use utoipa::ToSchema;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
@@ -598,6 +599,17 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             Body::json::<ConfirmationResponseRequest>(),
             Body::json::<SuccessResponse>(),
             post(events::respond),
+        ),
+        r(
+            "POST",
+            "/api/conversations/{conversation_id}/events/approve_edited",
+            Key,
+            "events",
+            "Body ApproveEditedRequest {action_id, arguments}: that pending action runs once with these arguments in place of the agent's, its observation answering the original; the other pending actions keep waiting. 409 when it is not pending, 422 naming the field the tool rejects.",
+            true,
+            Body::json::<ApproveEditedRequest>(),
+            Body::json::<ApproveEditedResponse>(),
+            post(events::approve_edited),
         ),
         r(
             "POST",

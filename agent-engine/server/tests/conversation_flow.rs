@@ -1,7 +1,7 @@
 //! The core flow over a real listener: create (201, then 200 for the same id) → WebSocket
 //! (first-frame auth, full_state first) → message → run → events live, with a full_state after
 //! the run; pagination and filters; 409 while running; confirmation reject/accept; pause and
-//! interrupt; resend_mode all/since; restart recovery.
+//! interrupt; approve with edited arguments; resend_mode all/since; restart recovery.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/harness.rs"]
@@ -309,6 +309,112 @@ async fn confirmation_reject_then_accept() {
             .unwrap()
             .contains("accepted-command")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn approve_edited_runs_the_person_s_command_and_answers_each_failure() {
+    let llm = harness::llm(vec![
+        Step::tool_call("terminal", json!({"command": "touch original.txt"})),
+        Step::tool_call("finish", json!({"message": "Edited flow done."})),
+    ]);
+    let t = TestServer::start().await;
+    let id = t.create(&llm, json!({})).await;
+    let (s, _) = t
+        .post(
+            &format!("/api/conversations/{id}/confirmation_policy"),
+            json!({"policy": {"kind": "AlwaysConfirm"}}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    t.message(&id, "make a file", true).await;
+    t.wait_status(&id, &["waiting_for_confirmation"]).await;
+    let action = t
+        .events(&id)
+        .await
+        .into_iter()
+        .find(|e| e["kind"] == "ActionEvent")
+        .unwrap();
+    let action_id = action["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/conversations/{id}/events/approve_edited");
+    let edited = json!({"action_id": action_id, "arguments": {"command": "touch edited.txt"}});
+
+    // The session key is required.
+    let status = t
+        .http
+        .post(t.url(&path))
+        .json(&edited)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 401);
+    // Unknown conversation.
+    let (s, _) = t
+        .post(
+            "/api/conversations/00000000-0000-4000-8000-000000000000/events/approve_edited",
+            edited.clone(),
+        )
+        .await;
+    assert_eq!(s, 404);
+    // No such pending action.
+    let (s, body) = t
+        .post(
+            &path,
+            json!({"action_id": "not-an-action", "arguments": {"command": "true"}}),
+        )
+        .await;
+    assert_eq!(s, 409, "{body}");
+    assert_eq!(body["code"], "conflict");
+    // Arguments the terminal rejects: 422 at body.arguments, naming the field; nothing runs.
+    let (s, body) = t
+        .post(
+            &path,
+            json!({"action_id": action_id, "arguments": {"command": 5}}),
+        )
+        .await;
+    assert_eq!(s, 422, "{body}");
+    assert_eq!(body["detail"][0]["loc"], json!(["body", "arguments"]));
+    assert!(
+        body["detail"][0]["msg"]
+            .as_str()
+            .unwrap()
+            .contains("`command`"),
+        "{body}"
+    );
+    // A body without the action id.
+    let (s, body) = t
+        .post(&path, json!({"arguments": {"command": "true"}}))
+        .await;
+    assert_eq!(s, 422, "{body}");
+    assert_eq!(t.status(&id).await, "waiting_for_confirmation");
+
+    let (s, body) = t.post(&path, edited.clone()).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["success"], true);
+    assert!(body["security_risk"].is_string(), "{body}");
+    t.wait_status(&id, &["finished"]).await;
+    assert!(t.workspace.join("edited.txt").exists());
+    assert!(
+        !t.workspace.join("original.txt").exists(),
+        "the original command never ran"
+    );
+    let events = t.events(&id).await;
+    let obs = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "terminal")
+        .unwrap();
+    assert_eq!(obs["action_id"], action_id.as_str());
+    assert_eq!(obs["tool_call_id"], action["tool_call_id"]);
+    let text = obs["observation"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "[The person edited this action before it ran; it ran as: $ touch edited.txt]"
+        ),
+        "{text}"
+    );
+    // It ran once: it is not pending any more.
+    let (s, _) = t.post(&path, edited).await;
+    assert_eq!(s, 409);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -458,6 +458,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/events/approve_edited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body ApproveEditedRequest {action_id, arguments}: that pending action runs once with these arguments in place of the agent's, its observation answering the original
+         * @description Body ApproveEditedRequest {action_id, arguments}: that pending action runs once with these arguments in place of the agent's, its observation answering the original; the other pending actions keep waiting. 409 when it is not pending, 422 naming the field the tool rejects. (Tandem addition.)
+         */
+        post: operations["post_api_conversations__conversation_id__events_approve_edited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/events/count": {
         parameters: {
             query?: never;
@@ -1097,6 +1117,31 @@ export interface components {
             tools?: components["schemas"]["ToolSpec"][];
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @description `POST .../events/approve_edited` (Tandem): run one pending action with arguments the person
+         *     edited, in place of what the agent proposed.
+         */
+        ApproveEditedRequest: {
+            /** @description The pending action's event id (`ActionEvent.id`). */
+            action_id: string;
+            /**
+             * @description The tool's arguments as a model would give them (for the terminal,
+             *     `{"command": ...}`); validated by the tool, a 422 naming the field when they do not fit.
+             */
+            arguments: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The answer to `approve_edited`: the edited action is running. */
+        ApproveEditedResponse: {
+            /**
+             * @description The edited action's risk as the rule analyzer rates it (the agent's own rating was of
+             *     what it proposed).
+             */
+            security_risk: components["schemas"]["SecurityRisk"];
+            /** @description Always true (failures are HTTP errors). */
+            success: boolean;
         };
         /** @description `POST .../ask_agent`. */
         AskAgentRequest: {
@@ -2883,6 +2928,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_conversations__conversation_id__events_approve_edited: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApproveEditedRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApproveEditedResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
         };
