@@ -8,6 +8,7 @@ import type {
   WireEvent,
   paths,
 } from "./types";
+import type { ApproveEditedRequest, ApproveEditedResponse } from "./tandemTypes";
 import type { WorkspaceDiff, WorkspaceFile, WorkspaceTree } from "./workspaceTypes";
 
 /** Where a backend is and how to authenticate to it. */
@@ -57,7 +58,7 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
     return data as T;
   }
 
-  /** For Tandem routes the generated schema does not describe yet (workspace endpoints). */
+  /** For Tandem routes, which upstream's generated `paths` do not describe (their body types come from tandem.gen.ts). */
   async function raw<T>(what: string, method: string, path: string, body?: unknown): Promise<T> {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
@@ -147,6 +148,15 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
           body: reason === undefined ? { accept } : { accept, reason },
         }),
       );
+    },
+
+    /**
+     * Tandem: the pending action `actionId` runs once with `args` in place of what the agent
+     * proposed; the other pending actions keep waiting. An upstream server answers 404/405.
+     */
+    approveEdited(id: string, actionId: string, args: Record<string, unknown>): Promise<ApproveEditedResponse> {
+      const body: ApproveEditedRequest = { action_id: actionId, arguments: args };
+      return raw("approve the edited action", "POST", `/api/conversations/${enc(id)}/events/approve_edited`, body);
     },
 
     setConfirmationPolicy(id: string, policy: ConfirmationPolicy): Promise<unknown> {

@@ -1,20 +1,41 @@
 // Pending actions, shown prominently when the conversation waits for confirmation: risk, full
 // arguments, and Approve / Reject with a reason / Edit-and-approve, with keyboard shortcuts
 // (a, r, e when the panel has focus; Alt+Shift+A approves from anywhere, see Shortcuts).
+// Edit-and-approve edits the first pending action and runs exactly that, once, through Tandem's
+// approve_edited route; the other pending actions keep waiting for their own decision.
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import type { Api } from "../../api/client";
-import { messageOf } from "../../api/errors";
+import { ApiError, messageOf } from "../../api/errors";
 import type { ActionEvent } from "../../api/types";
 import { RiskBadge } from "../timeline/RiskBadge";
 import { actionArguments, actionHeadline } from "../timeline/describe";
-import { EDIT_REJECT_REASON, editMessage } from "./policy";
 
-export type ApprovalApi = Pick<Api, "respondToConfirmation" | "sendMessage">;
+export type ApprovalApi = Pick<Api, "respondToConfirmation" | "approveEdited">;
 
 type Mode = { kind: "idle" } | { kind: "reject"; reason: string } | { kind: "edit"; text: string };
 
-/** Edited commands waiting for the agent to re-issue them, per conversation. */
-const expectedEdits = new Map<string, { tool: string; headline: string }>();
+/** What the panel says when the backend has no approve_edited route (an upstream server). */
+export const EDIT_NEEDS_TANDEM =
+  "Editing an action before it runs needs a Tandem server; this backend can only approve or reject it as proposed.";
+
+/**
+ * The arguments to run in place of `ev`'s, from the edited text: for the terminal the text is
+ * the command (the other arguments stay), for other tools it is their arguments as JSON.
+ */
+export function editedArguments(ev: ActionEvent, text: string): Record<string, unknown> {
+  const args = actionArguments(ev);
+  if (ev.tool_name === "terminal" && typeof args.command === "string") return { ...args, command: text };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`The edited arguments are not valid JSON: ${messageOf(e)}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error("The edited arguments must be a JSON object.");
+  }
+  return parsed as Record<string, unknown>;
+}
 
 function editableText(ev: ActionEvent): string {
   const args = actionArguments(ev);
@@ -41,6 +62,7 @@ export function ApprovalPanel({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
+  const [editUnsupported, setEditUnsupported] = useState(false);
   const reasonRef = useRef<HTMLInputElement>(null);
   const editRef = useRef<HTMLTextAreaElement>(null);
   const first = pending[0];
@@ -61,26 +83,32 @@ export function ApprovalPanel({
   const approve = () => act(() => api.respondToConfirmation(conversationId, true));
   const reject = (reason: string) =>
     act(() => api.respondToConfirmation(conversationId, false, reason.trim() || "User rejected the action."));
-  const submitEdit = (text: string) =>
-    act(async () => {
-      if (!first) return;
-      expectedEdits.set(conversationId, { tool: first.tool_name, headline: text.trim() });
-      await api.respondToConfirmation(conversationId, false, EDIT_REJECT_REASON);
-      await api.sendMessage(conversationId, editMessage(first.tool_name, text), true);
-      setNote("Edited version sent; it will be approved automatically when the agent issues it.");
-    });
-
-  // The agent re-issued the edited command: approve it once, as the person already did.
-  useEffect(() => {
-    const want = expectedEdits.get(conversationId);
-    if (!want || !first || pending.length !== 1) return;
-    if (first.tool_name === want.tool && editableText(first).trim() === want.headline) {
-      expectedEdits.delete(conversationId);
-      setNote("Approved the edited action.");
-      void approve();
-    }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [first?.id, conversationId]);
+  const submitEdit = (text: string) => {
+    const action = first;
+    const actionId = action?.id;
+    if (!action || !actionId) return;
+    setBusy(true);
+    setError(null);
+    void (async () => {
+      try {
+        const result = await api.approveEdited(conversationId, actionId, editedArguments(action, text));
+        const rated = result.security_risk === "UNKNOWN" ? "" : ` (rated ${result.security_risk.toLowerCase()} risk)`;
+        setNote(`Approved the edited action${rated}; it runs in place of the original.`);
+        setMode({ kind: "idle" });
+      } catch (e) {
+        if (e instanceof ApiError && (e.status === 404 || e.status === 405)) {
+          // An upstream server has no such route: say so, and leave approve/reject as they are.
+          setEditUnsupported(true);
+          setMode({ kind: "idle" });
+        } else {
+          // The edit stays open so the person can fix what the tool rejected.
+          setError(messageOf(e));
+        }
+      } finally {
+        setBusy(false);
+      }
+    })();
+  };
 
   useEffect(() => {
     if (mode.kind === "reject") reasonRef.current?.focus();
@@ -102,7 +130,7 @@ export function ApprovalPanel({
     } else if (e.key === "r") {
       e.preventDefault();
       setMode({ kind: "reject", reason: "" });
-    } else if (e.key === "e") {
+    } else if (e.key === "e" && !editUnsupported) {
       e.preventDefault();
       setMode({ kind: "edit", text: editableText(first) });
     }
@@ -203,7 +231,11 @@ export function ApprovalPanel({
           <button type="button" className="danger" disabled={busy} onClick={() => setMode({ kind: "reject", reason: "" })}>
             Reject…
           </button>
-          <button type="button" disabled={busy} onClick={() => setMode({ kind: "edit", text: editableText(first) })}>
+          <button
+            type="button"
+            disabled={busy || editUnsupported}
+            onClick={() => setMode({ kind: "edit", text: editableText(first) })}
+          >
             Edit and approve…
           </button>
         </div>
@@ -213,6 +245,7 @@ export function ApprovalPanel({
           {error}
         </div>
       )}
+      {editUnsupported && <div className="hint">{EDIT_NEEDS_TANDEM}</div>}
       {note && <div className="hint">{note}</div>}
     </section>
   );
