@@ -1293,3 +1293,61 @@ async fn editing_one_of_several_pending_actions_leaves_the_others_waiting() {
         s.server.violations()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_command_gets_its_secrets_and_they_are_masked_in_its_result() {
+    let s = Setup::new(vec![
+        Step::tool_call("terminal", json!({"command": "deploy"})),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
+    let mut options = s.options();
+    options.confirmation_policy = ConfirmationPolicy::AlwaysConfirm;
+    options.secrets = vec![(
+        "DEPLOY_TOKEN".into(),
+        SecretSource::Static {
+            value: "tok-789-secret".into(),
+            description: None,
+        },
+    )];
+    let h = s.start(options).await;
+    run_to_stop(&h, "deploy").await;
+    let id = pending_ids(&h.events()).remove(0);
+    // The person's command names the secret (the agent's did not) and spells its value out.
+    h.approve_edited(
+        &id,
+        json!({"command": "deploy --token $DEPLOY_TOKEN --check tok-789-secret"}),
+    )
+    .await
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .unwrap();
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    assert_eq!(
+        *s.env_seen.lock().unwrap(),
+        [("DEPLOY_TOKEN".to_owned(), "tok-789-secret".to_owned())]
+    );
+    let events = h.events();
+    let observation = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Observation(o) if o.action_id == id => Some(o),
+            _ => None,
+        })
+        .unwrap();
+    let text = observation.observation.content()[0]
+        .as_text()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.starts_with("[The person edited this action before it ran; it ran as: $ deploy --token $DEPLOY_TOKEN --check "),
+        "{text}"
+    );
+    for e in &events {
+        let j = serde_json::to_string(e).unwrap();
+        assert!(!j.contains("tok-789-secret"), "{j}");
+    }
+    let all_requests = serde_json::to_string(&s.server.requests()).unwrap();
+    assert!(!all_requests.contains("tok-789-secret"));
+    assert!(all_requests.contains("it ran as: $ deploy --token $DEPLOY_TOKEN"));
+}
