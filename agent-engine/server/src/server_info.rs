@@ -54,6 +54,7 @@ pub async fn info(State(state): State<AppState>) -> Json<ServerInfo> {
             "tandem_pty_socket_v1".into(),
             "tandem_workspace_files_v1".into(),
             "tandem_events_sse_v1".into(),
+            "tandem_approve_edited_v1".into(),
             "openai_gateway_v1".into(),
         ],
         app_backend_ingress_url: None,

@@ -318,6 +318,15 @@ async fn approve_edited_runs_the_person_s_command_and_answers_each_failure() {
         Step::tool_call("finish", json!({"message": "Edited flow done."})),
     ]);
     let t = TestServer::start().await;
+    // Clients learn that the route exists from the server's capabilities.
+    let (_, info) = t.get("/server_info").await;
+    assert!(
+        info["capabilities"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("tandem_approve_edited_v1")),
+        "{info}"
+    );
     let id = t.create(&llm, json!({})).await;
     let (s, _) = t
         .post(

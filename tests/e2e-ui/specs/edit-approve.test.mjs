@@ -6,51 +6,47 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, afterEach, before, describe, it } from "node:test";
-import { launch, openUi, shot, visible } from "../lib/browser.mjs";
+import { describe, it } from "node:test";
+import { shot, uiSession, visible } from "../lib/browser.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
 describe("edit and approve", () => {
   /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Browser} */ let browser;
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string[]} */ let pageErrors = [];
   /** @type {string} */ let original;
   /** @type {string} */ let edited;
 
-  before(async () => {
-    stack = await Stack.start({
-      name: "edit-approve",
-      script: (ws) => [
-        {
-          type: "reply",
-          text: "I will create the original marker.",
-          tool_calls: [
-            {
-              name: "terminal",
-              arguments: { command: `touch ${join(ws, "original-marker.txt")} && echo original-ran`, summary: "Create the marker", security_risk: "LOW" },
-            },
-          ],
-        },
-        { type: "reply", text: "Noted: the edited command ran instead." },
-      ],
-    });
-    original = join(stack.workspace, "original-marker.txt");
-    edited = join(stack.workspace, "edited-marker.txt");
-    browser = await launch();
-    const ui = await openUi(browser, stack.uiUrl);
-    page = ui.page;
-    pageErrors = ui.errors;
-  });
-
-  afterEach(async (t) => {
-    await shot(page, `end-${t.name.replace(/\W+/g, "-").slice(0, 60)}`).catch(() => undefined);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await stack?.stop();
+  uiSession({
+    start: async () => {
+      stack = await Stack.start({
+        name: "edit-approve",
+        script: (ws) => [
+          {
+            type: "reply",
+            text: "I will create the original marker.",
+            tool_calls: [
+              {
+                name: "terminal",
+                arguments: { command: `touch ${join(ws, "original-marker.txt")} && echo original-ran`, summary: "Create the marker", security_risk: "LOW" },
+              },
+            ],
+          },
+          { type: "reply", text: "Noted: the edited command ran instead." },
+        ],
+      });
+      original = join(stack.workspace, "original-marker.txt");
+      edited = join(stack.workspace, "edited-marker.txt");
+      return stack.uiUrl;
+    },
+    opened: (ui) => {
+      page = ui.page;
+      pageErrors = ui.errors;
+    },
+    stop: async () => {
+      await stack?.stop();
+    },
   });
 
   it("runs the edited command once, in place of the original", async () => {

@@ -31,8 +31,8 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
   const key = convKey(backend.id, conversationId);
   const state = useTimeline(key);
   const stream = useStreamState(key);
-  // Editor and terminal use Tandem's own endpoints; a server that says it lacks them (an
-  // upstream OpenHands server) gets an explanation instead of failing requests.
+  // Editor, terminal and edit-and-approve use Tandem's own endpoints; a server that says it
+  // lacks them (an upstream OpenHands server) gets an explanation instead of failing requests.
   const info = useBackends((st) => st.health[backend.id]?.info);
   const lacks = (capability: string) => info !== undefined && !(info.capabilities ?? []).includes(capability);
   const api = apiFor(backend);
@@ -54,7 +54,7 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
             <StatusBar state={state} stream={stream} />
             <PolicySwitch api={api} conversationId={conversationId} policyKind={state.policy} />
           </div>
-          {pending.length > 0 && <ApprovalPanel api={api} conversationId={conversationId} pending={pending} />}
+          {pending.length > 0 && <ApprovalPanel api={api} conversationId={conversationId} pending={pending} canEdit={!lacks("tandem_approve_edited_v1")} />}
           <section className="pane grow" data-pane="timeline" aria-label="Timeline" tabIndex={-1}>
             <TimelinePane key={key} state={state} />
           </section>

@@ -113,6 +113,20 @@ describe("ApprovalPanel", () => {
     }
   });
 
+  it("offers no edit when the server's capabilities lack approve_edited, and approve/reject still work", async () => {
+    const api = fakeApi();
+    render(<ApprovalPanel api={api} conversationId="c" pending={[pendingAction()]} canEdit={false} />);
+    expect(screen.getByText(EDIT_NEEDS_TANDEM)).toBeTruthy();
+    expect((screen.getByRole("button", { name: "Edit and approve…" }) as HTMLButtonElement).disabled).toBe(true);
+    const panel = screen.getByRole("region", { name: "Pending approval" });
+    fireEvent.keyDown(panel, { key: "e" });
+    expect(screen.queryByLabelText("Edited action")).toBeNull();
+    fireEvent.keyDown(panel, { key: "r" });
+    fireEvent.submit((await screen.findByLabelText("Reason for rejecting")).closest("form")!);
+    await waitFor(() => expect(api.respondToConfirmation).toHaveBeenCalledWith("c", false, "User rejected the action."));
+    expect(api.approveEdited).not.toHaveBeenCalled();
+  });
+
   it("shows a server error instead of failing silently", async () => {
     const api = fakeApi();
     api.respondToConfirmation.mockRejectedValueOnce(new Error("Conflict (approve): already running"));

@@ -53,16 +53,21 @@ export function ApprovalPanel({
   api,
   conversationId,
   pending,
+  canEdit = true,
 }: {
   api: ApprovalApi;
   conversationId: string;
   pending: ActionEvent[];
+  /** False when the server says it has no approve_edited route (its capabilities). */
+  canEdit?: boolean;
 }) {
   const [mode, setMode] = useState<Mode>({ kind: "idle" });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
-  const [editUnsupported, setEditUnsupported] = useState(false);
+  // Known from the server's capabilities, or learnt from a 404/405 when it did not list them.
+  const [routeMissing, setRouteMissing] = useState(false);
+  const editUnsupported = routeMissing || !canEdit;
   const reasonRef = useRef<HTMLInputElement>(null);
   const editRef = useRef<HTMLTextAreaElement>(null);
   const first = pending[0];
@@ -98,7 +103,7 @@ export function ApprovalPanel({
       } catch (e) {
         if (e instanceof ApiError && (e.status === 404 || e.status === 405)) {
           // An upstream server has no such route: say so, and leave approve/reject as they are.
-          setEditUnsupported(true);
+          setRouteMissing(true);
           setMode({ kind: "idle" });
         } else {
           // The edit stays open so the person can fix what the tool rejected.
