@@ -250,7 +250,7 @@ impl BashService {
         if desc {
             items.reverse();
         }
-        let (items, next_page_id) = page(items, q.get("page_id"), limit, |e| e.id().to_owned());
+        let (items, next_page_id) = page(items, q.get("page_id"), limit, |e| e.id());
         Ok(BashEventPage {
             items,
             next_page_id,
@@ -264,13 +264,13 @@ pub fn page<T>(
     items: Vec<T>,
     page_id: Option<&str>,
     limit: usize,
-    id: impl Fn(&T) -> String,
+    id: impl Fn(&T) -> &str,
 ) -> (Vec<T>, Option<String>) {
     let start = page_id
         .and_then(|p| items.iter().position(|e| id(e) == p))
         .unwrap_or(0);
     let mut rest: Vec<T> = items.into_iter().skip(start).collect();
-    let next = rest.get(limit).map(&id);
+    let next = rest.get(limit).map(|e| id(e).to_owned());
     rest.truncate(limit);
     (rest, next)
 }

@@ -11,11 +11,13 @@ use std::time::Duration;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path as UrlPath, State};
+use axum::http::header;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
 use chrono::NaiveDateTime;
 use serde_json::Value;
 use tandem_protocol::{
-    ApproveEditedRequest, ApproveEditedResponse, ConfirmationResponseRequest, Event, EventPage,
+    ApproveEditedRequest, ApproveEditedResponse, ConfirmationResponseRequest, Event,
     SendMessageRequest, Source, SuccessResponse,
 };
 use tandem_sdk::RunState;
@@ -69,7 +71,8 @@ fn source_str(s: Source) -> &'static str {
 }
 
 /// The events matching the search filters, in the requested order.
-fn filter(events: &[Event], q: &QueryMap) -> Result<Vec<Event>> {
+/// The events `q` selects, in the order it asks for (references: a page clones nothing).
+fn filter<'a>(events: &'a [Event], q: &QueryMap) -> Result<Vec<&'a Event>> {
     let kind = q.get("kind");
     let source = q.get("source");
     let body = q.get("body").map(str::to_lowercase);
@@ -83,7 +86,7 @@ fn filter(events: &[Event], q: &QueryMap) -> Result<Vec<Event>> {
         .transpose()?;
     let desc =
         q.choice("sort_order", "TIMESTAMP", &["TIMESTAMP", "TIMESTAMP_DESC"])? == "TIMESTAMP_DESC";
-    let mut out: Vec<Event> = events
+    let mut out: Vec<&Event> = events
         .iter()
         .filter(|e| kind.is_none_or(|k| e.kind() == k))
         .filter(|e| source.is_none_or(|s| e.source().is_some_and(|x| source_str(x) == s)))
@@ -93,7 +96,6 @@ fn filter(events: &[Event], q: &QueryMap) -> Result<Vec<Event>> {
         })
         .filter(|e| gte.is_none_or(|t| event_time(e).is_some_and(|x| x >= t)))
         .filter(|e| lt.is_none_or(|t| event_time(e).is_some_and(|x| x < t)))
-        .cloned()
         .collect();
     if desc {
         out.reverse();
@@ -106,19 +108,29 @@ pub async fn search(
     State(state): State<AppState>,
     UrlPath(raw): UrlPath<String>,
     q: QueryMap,
-) -> Result<Json<EventPage>> {
+) -> Result<Response> {
     let limit = usize::try_from(q.int("limit", 100, 1, 100)?).unwrap_or(100);
     let live = live(&state, &raw).await?;
-    let events = {
+    // Serialized straight from the conversation's view: the page is written out while the
+    // view is read, without copying any event.
+    let body = {
         let view = live.handle.view();
-        filter(&view.events, &q)?
+        let events = filter(&view.events, &q)?;
+        let (items, next_page_id) = crate::bash::page(events, q.get("page_id"), limit, |e| e.id());
+        serde_json::to_vec(&EventPageRef {
+            items,
+            next_page_id,
+        })
+        .map_err(|e| ApiError::Internal(format!("serializing events: {e}")))?
     };
-    let (items, next_page_id) =
-        crate::bash::page(events, q.get("page_id"), limit, |e| e.id().to_owned());
-    Ok(Json(EventPage {
-        items,
-        next_page_id,
-    }))
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// [`tandem_protocol::EventPage`] borrowing its events; serializes to the same JSON.
+#[derive(serde::Serialize)]
+struct EventPageRef<'a> {
+    items: Vec<&'a Event>,
+    next_page_id: Option<String>,
 }
 
 /// `GET .../events/count`.
