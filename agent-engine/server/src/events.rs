@@ -71,8 +71,8 @@ fn source_str(s: Source) -> &'static str {
 }
 
 /// The events matching the search filters, in the requested order.
-/// The events `q` selects, in the order it asks for (references: a page clones nothing).
-fn filter<'a>(events: &'a [Event], q: &QueryMap) -> Result<Vec<&'a Event>> {
+/// Indices into `events` of those `q` selects, in the order it asks for.
+fn filter(events: &[Event], q: &QueryMap) -> Result<Vec<usize>> {
     let kind = q.get("kind");
     let source = q.get("source");
     let body = q.get("body").map(str::to_lowercase);
@@ -86,16 +86,18 @@ fn filter<'a>(events: &'a [Event], q: &QueryMap) -> Result<Vec<&'a Event>> {
         .transpose()?;
     let desc =
         q.choice("sort_order", "TIMESTAMP", &["TIMESTAMP", "TIMESTAMP_DESC"])? == "TIMESTAMP_DESC";
-    let mut out: Vec<&Event> = events
+    let mut out: Vec<usize> = events
         .iter()
-        .filter(|e| kind.is_none_or(|k| e.kind() == k))
-        .filter(|e| source.is_none_or(|s| e.source().is_some_and(|x| source_str(x) == s)))
-        .filter(|e| match &body {
+        .enumerate()
+        .filter(|(_, e)| kind.is_none_or(|k| e.kind() == k))
+        .filter(|(_, e)| source.is_none_or(|s| e.source().is_some_and(|x| source_str(x) == s)))
+        .filter(|(_, e)| match &body {
             None => true,
             Some(b) => matches!(e, Event::Message(m) if m.llm_message.text().to_lowercase().contains(b.as_str())),
         })
-        .filter(|e| gte.is_none_or(|t| event_time(e).is_some_and(|x| x >= t)))
-        .filter(|e| lt.is_none_or(|t| event_time(e).is_some_and(|x| x < t)))
+        .filter(|(_, e)| gte.is_none_or(|t| event_time(e).is_some_and(|x| x >= t)))
+        .filter(|(_, e)| lt.is_none_or(|t| event_time(e).is_some_and(|x| x < t)))
+        .map(|(i, _)| i)
         .collect();
     if desc {
         out.reverse();
@@ -111,26 +113,35 @@ pub async fn search(
 ) -> Result<Response> {
     let limit = usize::try_from(q.int("limit", 100, 1, 100)?).unwrap_or(100);
     let live = live(&state, &raw).await?;
-    // Serialized straight from the conversation's view: the page is written out while the
-    // view is read, without copying any event.
+    // Written from the JSON each event was persisted as: a page costs copying bytes, not
+    // serializing events.
     let body = {
         let view = live.handle.view();
-        let events = filter(&view.events, &q)?;
-        let (items, next_page_id) = crate::bash::page(events, q.get("page_id"), limit, |e| e.id());
-        serde_json::to_vec(&EventPageRef {
-            items,
-            next_page_id,
-        })
-        .map_err(|e| ApiError::Internal(format!("serializing events: {e}")))?
+        let selected: Vec<(usize, &str)> = filter(&view.events, &q)?
+            .into_iter()
+            .map(|i| (i, view.events[i].id()))
+            .collect();
+        let (items, next_page_id) =
+            crate::bash::page(selected, q.get("page_id"), limit, |(_, id)| id);
+        let mut out = Vec::with_capacity(items.len() * 1024 + 64);
+        out.extend_from_slice(b"{\"items\":[");
+        for (n, &(i, _)) in items.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            match view.event_json(i).filter(|j| !j.is_empty()) {
+                Some(json) => out.extend_from_slice(json),
+                None => serde_json::to_writer(&mut out, &view.events[i])
+                    .map_err(|e| ApiError::Internal(format!("serializing an event: {e}")))?,
+            }
+        }
+        out.extend_from_slice(b"],\"next_page_id\":");
+        serde_json::to_writer(&mut out, &next_page_id)
+            .map_err(|e| ApiError::Internal(format!("serializing the page id: {e}")))?;
+        out.push(b'}');
+        out
     };
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
-}
-
-/// [`tandem_protocol::EventPage`] borrowing its events; serializes to the same JSON.
-#[derive(serde::Serialize)]
-struct EventPageRef<'a> {
-    items: Vec<&'a Event>,
-    next_page_id: Option<String>,
 }
 
 /// `GET .../events/count`.

@@ -550,10 +550,35 @@ async fn idle_conversations_leave_memory_and_come_back() {
     let id = t.create(&llm, json!({})).await;
     t.message(&id, "hi", true).await;
     t.wait_status(&id, &["finished"]).await;
-    let before = t.events(&id).await.len();
+    let before = t.events(&id).await;
+    // Search serves each event exactly as it is stored on disk.
+    assert_eq!(before, events_on_disk(&t, &id));
     tokio::time::sleep(Duration::from_millis(900)).await;
-    // Reopened on access, with every event, and it still runs.
-    assert_eq!(t.events(&id).await.len(), before);
+    // Reopened on access, with every event (the same JSON), and it still runs.
+    assert_eq!(t.events(&id).await, before);
     t.message(&id, "again", true).await;
     t.wait_status(&id, &["finished"]).await;
+}
+
+/// Every event file of conversation `id`, in log order, as JSON values.
+fn events_on_disk(t: &TestServer, id: &str) -> Vec<Value> {
+    let dir = std::fs::read_dir(t.home.path().join("conversations"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().replace('-', "") == id.replace('-', ""))
+        .expect("the conversation's folder")
+        .join("events");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("event-") && name.ends_with(".json")
+        })
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
+        .collect()
 }

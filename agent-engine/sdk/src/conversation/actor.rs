@@ -215,6 +215,7 @@ fn spawn(
         dir,
         commands: tx,
         view: RwLock::new(ConversationView {
+            json: events.iter().map(event_json).collect(),
             state,
             meta,
             events,
@@ -285,6 +286,12 @@ fn spawn(
     }
     tokio::spawn(actor.run(rx));
     ConversationHandle { shared }
+}
+
+/// An event's JSON, as [`EventLog::append`] writes it (empty if it cannot be serialized, which
+/// an `Event` always can).
+fn event_json(event: &Event) -> Arc<[u8]> {
+    Arc::from(serde_json::to_vec(event).unwrap_or_default())
 }
 
 fn shared_view<T>(shared: &Shared, f: impl FnOnce(&ConversationView) -> T) -> T {
@@ -390,21 +397,24 @@ impl Actor {
             return None;
         }
         let event = self.mask_event(event);
-        if let Err(e) = self.log.append(&event) {
-            let msg = format!("could not persist an event: {e}");
-            tracing::error!(conversation = %self.shared.id, "{msg}");
-            self.broken = Some(msg.clone());
-            self.active = false;
-            let err = Event::ConversationError(ConversationErrorEvent {
-                base: EventBase::new(Source::Environment, None),
-                code: "PersistenceError".into(),
-                detail: msg,
-                classification: Some(ErrorClassification::internal()),
-                extra: Extra::new(),
-            });
-            let _ = self.shared.events_tx.send(err);
-            return None;
-        }
+        let json: Arc<[u8]> = match self.log.append(&event) {
+            Ok(bytes) => Arc::from(bytes),
+            Err(e) => {
+                let msg = format!("could not persist an event: {e}");
+                tracing::error!(conversation = %self.shared.id, "{msg}");
+                self.broken = Some(msg.clone());
+                self.active = false;
+                let err = Event::ConversationError(ConversationErrorEvent {
+                    base: EventBase::new(Source::Environment, None),
+                    code: "PersistenceError".into(),
+                    detail: msg,
+                    classification: Some(ErrorClassification::internal()),
+                    extra: Extra::new(),
+                });
+                let _ = self.shared.events_tx.send(err);
+                return None;
+            }
+        };
         let id = event.id().to_owned();
         let mut view = self.write_view();
         if let Event::StateUpdate(u) = &event {
@@ -413,6 +423,7 @@ impl Actor {
             view.state.leaf_event_id = Some(id.clone());
         }
         view.events.push(event.clone());
+        view.json.push(json);
         let _ = self.shared.events_tx.send(event);
         Some(id)
     }

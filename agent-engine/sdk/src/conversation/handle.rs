@@ -22,6 +22,16 @@ pub struct ConversationView {
     pub meta: ConversationMeta,
     /// Every event, in log order.
     pub events: Vec<Event>,
+    /// Each event's JSON as it was persisted (the same bytes serializing it gives), in the same
+    /// order: servers send these instead of serializing every event on every request.
+    pub(super) json: Vec<Arc<[u8]>>,
+}
+
+impl ConversationView {
+    /// The JSON of `events[index]` as persisted.
+    pub fn event_json(&self, index: usize) -> Option<&[u8]> {
+        self.json.get(index).map(|j| &j[..])
+    }
 }
 
 /// Whether the run loop is alive, and how many runs have ended (a server sends a `full_state`

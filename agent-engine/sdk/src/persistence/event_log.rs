@@ -154,7 +154,7 @@ impl EventLog {
     /// on disk (synced, renamed into place) and survives a killed process. Transient events
     /// (`full_state`, streaming deltas, server errors) are refused, as are ids that cannot name
     /// a file.
-    pub fn append(&mut self, event: &Event) -> Result<()> {
+    pub fn append(&mut self, event: &Event) -> Result<&[u8]> {
         if event.is_transient() {
             return Err(SdkError::InvalidState(format!(
                 "{} events are transient and never persisted",
@@ -173,7 +173,7 @@ impl EventLog {
         write_event_file(&path, &self.buf)?;
         self.len += 1;
         self.advance_marker();
-        Ok(())
+        Ok(&self.buf)
     }
 
     /// Number of events in the log (the index the next append gets).
