@@ -67,7 +67,7 @@ describe("approvals", () => {
     await timelineShows(page, "approved-42");
   });
 
-  it("rejects an action with a reason, records the rejection, and never runs it, even after resuming", async () => {
+  it("rejects an action with a reason, records the rejection, never runs it, and the agent goes on", async () => {
     const panel = await visible(page.getByRole("region", { name: "Pending approval" }).filter({ hasText: "rejected-marker.txt" }), "the second action in the approval panel", 30_000);
     await visible(panel.locator(".risk, .badge", { hasText: /high/i }), "the HIGH risk in the approval panel");
     await panel.getByRole("button", { name: "Reject…" }).click();
@@ -75,10 +75,8 @@ describe("approvals", () => {
     await panel.getByRole("button", { name: "Reject", exact: true }).click();
 
     await timelineShows(page, `Rejected — ${REASON}`);
-    // A rejection stops the run; Resume lets the agent carry on from it.
-    await statusIs(page, "Idle");
     assert.equal(existsSync(marker), false, `${marker} exists: the rejected command ran`);
-    await page.getByRole("button", { name: "Resume" }).click();
+    // "then let the agent continue" is ticked by default: the agent reads the reason and goes on.
     await timelineShows(page, "Understood: I left the marker file alone.");
     await statusIs(page, "Finished");
     assert.equal(await page.getByRole("region", { name: "Pending approval" }).count(), 0, "no approval is pending any more");

@@ -10,6 +10,7 @@ function fakeApi() {
   return {
     respondToConfirmation: vi.fn(async () => ({ success: true })),
     approveEdited: vi.fn(async () => ({ success: true, security_risk: "MEDIUM" as const })),
+    run: vi.fn(async () => ({ success: true })),
   };
 }
 const pendingAction = (cmd = "rm -rf build", risk = "HIGH") => E.action(cmd, risk) as ActionEvent;
@@ -43,6 +44,20 @@ describe("ApprovalPanel", () => {
     fireEvent.submit(reason.closest("form")!);
     await waitFor(() => expect(api.respondToConfirmation).toHaveBeenLastCalledWith("c", false, "never delete build"));
     expect(api.respondToConfirmation).toHaveBeenCalledTimes(2);
+    // By default the agent then goes on, reading the reason.
+    await waitFor(() => expect(api.run).toHaveBeenCalledWith("c"));
+  });
+
+  it("rejects without resuming when the person unticks 'then let the agent continue'", async () => {
+    const api = fakeApi();
+    render(<ApprovalPanel api={api} conversationId="c" pending={[pendingAction()]} />);
+    fireEvent.click(screen.getByRole("button", { name: "Reject…" }));
+    const reason = await screen.findByLabelText("Reason for rejecting");
+    fireEvent.click(screen.getByLabelText("then let the agent continue"));
+    fireEvent.change(reason, { target: { value: "stop here" } });
+    fireEvent.submit(reason.closest("form")!);
+    await waitFor(() => expect(api.respondToConfirmation).toHaveBeenCalledWith("c", false, "stop here"));
+    expect(api.run).not.toHaveBeenCalled();
   });
 
   it("edit-and-approve runs the edited command in place of the original through approve_edited", async () => {

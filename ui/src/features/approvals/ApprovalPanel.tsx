@@ -10,9 +10,9 @@ import type { ActionEvent } from "../../api/types";
 import { RiskBadge } from "../timeline/RiskBadge";
 import { actionArguments, actionHeadline } from "../timeline/describe";
 
-export type ApprovalApi = Pick<Api, "respondToConfirmation" | "approveEdited">;
+export type ApprovalApi = Pick<Api, "respondToConfirmation" | "approveEdited" | "run">;
 
-type Mode = { kind: "idle" } | { kind: "reject"; reason: string } | { kind: "edit"; text: string };
+type Mode = { kind: "idle" } | { kind: "reject"; reason: string; resume: boolean } | { kind: "edit"; text: string };
 
 /** What the panel says when the backend has no approve_edited route (an upstream server). */
 export const EDIT_NEEDS_TANDEM =
@@ -86,8 +86,13 @@ export function ApprovalPanel({
   }
 
   const approve = () => act(() => api.respondToConfirmation(conversationId, true));
-  const reject = (reason: string) =>
-    act(() => api.respondToConfirmation(conversationId, false, reason.trim() || "User rejected the action."));
+  // A rejection alone leaves the conversation idle (as upstream servers do); by default the
+  // agent then goes on, reading the reason, as it does in `tandem run`.
+  const reject = (reason: string, resume: boolean) =>
+    act(async () => {
+      await api.respondToConfirmation(conversationId, false, reason.trim() || "User rejected the action.");
+      if (resume) await api.run(conversationId);
+    });
   const submitEdit = (text: string) => {
     const action = first;
     const actionId = action?.id;
@@ -134,7 +139,7 @@ export function ApprovalPanel({
       void approve();
     } else if (e.key === "r") {
       e.preventDefault();
-      setMode({ kind: "reject", reason: "" });
+      setMode({ kind: "reject", reason: "", resume: true });
     } else if (e.key === "e" && !editUnsupported) {
       e.preventDefault();
       setMode({ kind: "edit", text: editableText(first) });
@@ -176,7 +181,7 @@ export function ApprovalPanel({
           className="approval-form"
           onSubmit={(e) => {
             e.preventDefault();
-            void reject(mode.reason);
+            void reject(mode.reason, mode.resume);
           }}
         >
           <input
@@ -184,8 +189,11 @@ export function ApprovalPanel({
             aria-label="Reason for rejecting"
             placeholder="Why not? (the agent reads this)"
             value={mode.reason}
-            onChange={(e) => setMode({ kind: "reject", reason: e.target.value })}
+            onChange={(e) => setMode({ ...mode, reason: e.target.value })}
           />
+          <label className="inline">
+            <input type="checkbox" checked={mode.resume} onChange={(e) => setMode({ ...mode, resume: e.target.checked })} /> then let the agent continue
+          </label>
           <button type="submit" className="danger" disabled={busy}>
             Reject
           </button>
@@ -233,7 +241,7 @@ export function ApprovalPanel({
           <button type="button" className="primary" disabled={busy} onClick={() => void approve()}>
             Approve
           </button>
-          <button type="button" className="danger" disabled={busy} onClick={() => setMode({ kind: "reject", reason: "" })}>
+          <button type="button" className="danger" disabled={busy} onClick={() => setMode({ kind: "reject", reason: "", resume: true })}>
             Reject…
           </button>
           <button
