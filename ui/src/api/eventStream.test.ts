@@ -80,6 +80,36 @@ describe("EventStream", () => {
     return { stream, delivered, states, calls: p.calls };
   }
 
+  it("shows the first page of a long history at once and hands the rest on in a few batches, in order", async () => {
+    const h = Array.from({ length: 40 }, (_, i) => E.agentMessage(`m${i}`));
+    const batches: number[] = [];
+    const delivered: WireEvent[] = [];
+    const p = pager(h);
+    const stream = new EventStream({
+      baseUrl: "http://127.0.0.1:8000",
+      sessionKey: null,
+      conversationId: "c1",
+      fetchPage: p.fetchPage,
+      lastSeenId: () => null,
+      onEvents: (evs) => {
+        batches.push(evs.length);
+        delivered.push(...evs);
+      },
+      onState: () => {},
+      socketFactory: (url) => new FakeSocket(url),
+    });
+    stream.start();
+    const s = FakeSocket.all[0]!;
+    s.open();
+    s.frame(E.status("idle"));
+    for (let i = 0; i < 50 && delivered.length < 41; i++) await flush();
+    // 20 pages of 2, the status frame last: the first page alone, then far fewer calls than pages.
+    expect(batches[0]).toBe(2);
+    expect(batches.length).toBeLessThan(5);
+    expect(delivered.map((e) => e.id)).toEqual([...h.map((e) => e.id), delivered[40]!.id]);
+    stream.stop();
+  });
+
   it("authenticates with the first frame, never in the URL", async () => {
     const { stream } = setup([]);
     stream.start();

@@ -47,6 +47,9 @@ export interface EventStreamOptions {
   backoffMs?: (attempt: number) => number;
 }
 
+/** How often a long catch-up hands its pages on to the timeline. */
+const CATCH_UP_FLUSH_MS = 250;
+
 const defaultBackoff = (n: number) => Math.min(10_000, 500 * 2 ** Math.min(n - 1, 5));
 const browserSocket: SocketFactory = (url) => new WebSocket(url) as unknown as SocketLike;
 
@@ -159,6 +162,9 @@ export class EventStream {
       const anchor = this.o.lastSeenId();
       let pageId: string | undefined = anchor ?? undefined;
       let first = true;
+      let held: WireEvent[] = [];
+      let flushedOnce = false;
+      let lastFlush = 0;
       for (;;) {
         let page: { items: WireEvent[]; next_page_id: string | null };
         try {
@@ -186,10 +192,19 @@ export class EventStream {
           }
         }
         first = false;
-        this.deliver(items);
+        // The first page shows at once; later pages are handed on in batches (every
+        // CATCH_UP_FLUSH_MS), so a long history costs a few renders, not one per page.
+        held.push(...items);
+        if (!flushedOnce || Date.now() - lastFlush >= CATCH_UP_FLUSH_MS) {
+          this.deliver(held);
+          held = [];
+          flushedOnce = true;
+          lastFlush = Date.now();
+        }
         if (!page.next_page_id) break;
         pageId = page.next_page_id;
       }
+      this.deliver(held);
       const buffered = this.buffer ?? [];
       this.buffer = null;
       this.deliver(buffered);
