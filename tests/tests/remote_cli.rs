@@ -191,3 +191,63 @@ async fn socket_drops_against_tandem_serve_lose_and_double_nothing() {
     assert_eq!(got, want, "same events, same order, no duplicate");
     assert!(conv.live().borrow().connections >= 2, "it reconnected");
 }
+
+#[test]
+fn on_a_terminal_an_edited_command_runs_on_the_server_instead_of_the_agent_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let w = work.to_string_lossy().into_owned();
+    let server = TandemServer::start(&dir.path().join("server-home"), &[])
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let llm = ScriptedLlmServer::start(
+        Script::new([
+            Step::tool_call(
+                "terminal",
+                json!({"command": "touch original-marker", "security_risk": "LOW"}),
+            ),
+            Step::tool_call("finish", json!({"message": "done"})),
+        ])
+        .with_no_tools_text("Remote edit"),
+    );
+    let line = format!(
+        "'{}' run 'make a file' --confirm always --workspace '{w}' --model openai/fake --base-url '{}' --api-key x --server '{}' --session-key '{KEY}'",
+        tandem_bin().unwrap().display(),
+        llm.base_url(),
+        server.url
+    );
+    // `script` gives tandem a terminal; the answers wait in its line buffer until asked.
+    let mut child = Command::new("script")
+        .args(["-qfec", &line, "/dev/null"])
+        .env("TANDEM_HOME", dir.path().join("cli-home"))
+        .env_remove("LLM_MODEL")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(
+        &mut stdin,
+        b"e\ntouch edited-marker && echo edited-$((3+4))\n",
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("running your edited action") && stdout.contains("(edited): edited-7"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(work.join("edited-marker").exists());
+    assert!(
+        !work.join("original-marker").exists(),
+        "the agent's command ran"
+    );
+}

@@ -4,8 +4,9 @@
 use std::io::{IsTerminal, Write};
 
 use anyhow::Result;
-use tandem_protocol::{ConfirmationPolicy, Event, ExecutionStatus};
-use tandem_sdk::ConversationHandle;
+use serde_json::Value;
+use tandem_protocol::{ActionEvent, ConfirmationPolicy, Event, ExecutionStatus};
+use tandem_sdk::{ConversationHandle, unmatched_actions};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::render;
@@ -35,6 +36,8 @@ impl Outcome {
 enum Start {
     Message(String),
     Run,
+    /// Run the pending action `0` with the person's arguments `1` (this starts the run).
+    Edited(String, Value),
 }
 
 /// Sends `message` (or just runs when `None`) and follows the conversation until it stops.
@@ -57,6 +60,23 @@ pub async fn follow(handle: &ConversationHandle, message: Option<String>) -> Res
                         .await
                 }
                 Start::Run => handle.run().await,
+                Start::Edited(id, arguments) => {
+                    match handle.approve_edited(&id, arguments).await {
+                        Ok(risk) => {
+                            eprintln!(
+                                "· running your edited action ({} risk)",
+                                risk.as_str().to_ascii_lowercase()
+                            );
+                            Ok(())
+                        }
+                        // Arguments the tool refuses: say why and ask again; nothing ran.
+                        Err(tandem_sdk::SdkError::InvalidArguments(why)) => {
+                            eprintln!("✗ the edited action was refused, nothing ran: {why}");
+                            continue;
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
             };
             if let Err(e) = started {
                 eprintln!("error: {e}");
@@ -95,8 +115,15 @@ pub async fn follow(handle: &ConversationHandle, message: Option<String>) -> Res
             ExecutionStatus::Finished | ExecutionStatus::Idle => return Ok(Outcome::Finished),
             ExecutionStatus::Error | ExecutionStatus::Stuck => return Ok(Outcome::Failed),
             ExecutionStatus::WaitingForConfirmation if interactive && !interrupted => {
-                match ask_approval().await? {
+                let pending = {
+                    let view = handle.view();
+                    unmatched_actions(&view.events)
+                        .first()
+                        .map(|a| (*a).clone())
+                };
+                match ask_approval(pending.as_ref()).await? {
                     Decision::Approve => start = Some(Start::Run),
+                    Decision::Edit(id, arguments) => start = Some(Start::Edited(id, arguments)),
                     Decision::ApproveAll => {
                         handle
                             .set_confirmation_policy(ConfirmationPolicy::NeverConfirm)
@@ -146,17 +173,29 @@ pub(crate) enum Decision {
     Approve,
     ApproveAll,
     Reject(String),
+    /// Run the pending action with these arguments instead (action id, arguments).
+    Edit(String, Value),
     Quit,
 }
 
-/// Asks on the terminal whether the held action may run.
-pub(crate) async fn ask_approval() -> Result<Decision> {
+/// Asks on the terminal whether the held action (`pending`, the first one waiting) may run.
+pub(crate) async fn ask_approval(pending: Option<&ActionEvent>) -> Result<Decision> {
+    let question = if pending.is_some() {
+        "Approve? [y]es / [n]o / [e]dit / [a]lways (stop asking) / [q]uit: "
+    } else {
+        "Approve? [y]es / [n]o / [a]lways (stop asking) / [q]uit: "
+    };
     loop {
-        let answer = prompt("Approve? [y]es / [n]o / [a]lways (stop asking) / [q]uit: ").await?;
+        let answer = prompt(question).await?;
         match answer.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => return Ok(Decision::Approve),
             "a" | "always" => return Ok(Decision::ApproveAll),
             "q" | "quit" => return Ok(Decision::Quit),
+            "e" | "edit" if pending.is_some() => {
+                if let Some(decision) = ask_edit(pending).await? {
+                    return Ok(decision);
+                }
+            }
             "n" | "no" => {
                 let reason = prompt("Reason (optional, the agent reads it): ").await?;
                 let reason = reason.trim();
@@ -167,7 +206,45 @@ pub(crate) async fn ask_approval() -> Result<Decision> {
                 };
                 return Ok(Decision::Reject(reason.to_owned()));
             }
-            _ => eprintln!("please answer y, n, a or q"),
+            _ => eprintln!("please answer y, n, e, a or q"),
+        }
+    }
+}
+
+/// Asks for the edited action: a new command for the terminal, else the arguments as a JSON
+/// object. `None` when the person gives nothing (back to the approval question).
+async fn ask_edit(pending: Option<&ActionEvent>) -> Result<Option<Decision>> {
+    let Some(action) = pending else {
+        return Ok(None);
+    };
+    let original: Value = serde_json::from_str(&action.tool_call.arguments)
+        .unwrap_or_else(|_| Value::Object(Default::default()));
+    if action.tool_name == "terminal" {
+        let command = prompt("Command to run instead (empty: back): ").await?;
+        let command = command.trim();
+        if command.is_empty() {
+            return Ok(None);
+        }
+        let mut arguments = match original {
+            Value::Object(map) => map,
+            _ => Default::default(),
+        };
+        arguments.insert("command".into(), Value::from(command));
+        return Ok(Some(Decision::Edit(
+            action.base.id.clone(),
+            Value::Object(arguments),
+        )));
+    }
+    eprintln!("· {} arguments now: {original}", action.tool_name);
+    let line = prompt("Arguments to use instead, as one JSON object (empty: back): ").await?;
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str::<Value>(line.trim()) {
+        Ok(v @ Value::Object(_)) => Ok(Some(Decision::Edit(action.base.id.clone(), v))),
+        _ => {
+            eprintln!("✗ not a JSON object; nothing changed");
+            Ok(None)
         }
     }
 }

@@ -10,6 +10,7 @@ use tandem_protocol::{AgentSpec, ConfirmationPolicy, ExecutionStatus};
 use tandem_sdk::remote::{
     RemoteConversation, RemoteConversationOptions, RemoteError, RemoteWorkspace,
 };
+use tandem_sdk::unmatched_actions;
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::drive::{self, Decision, Outcome};
@@ -168,6 +169,8 @@ pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Resul
     let (_, mut events) = conv.subscribe();
     let mut message = message;
     let mut start = true;
+    // A run an edited approval already started: follow it from this state instead of starting one.
+    let mut started = None;
     let mut interrupted = false;
     loop {
         let mut status = conv.status();
@@ -178,11 +181,17 @@ pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Resul
                 eprintln!("error: {e}");
                 return Ok(Outcome::Failed);
             }
-            let before = conv.live().borrow().clone();
-            if let Err(e) = conv.start_run().await {
-                eprintln!("error: {e}");
-                return Ok(Outcome::Failed);
-            }
+            let before = match started.take() {
+                Some(before) => before,
+                None => {
+                    let before = conv.live().borrow().clone();
+                    if let Err(e) = conv.start_run().await {
+                        eprintln!("error: {e}");
+                        return Ok(Outcome::Failed);
+                    }
+                    before
+                }
+            };
             let ended = conv.wait_for_run_end(&before);
             tokio::pin!(ended);
             let result = loop {
@@ -220,8 +229,22 @@ pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Resul
             ExecutionStatus::Finished | ExecutionStatus::Idle => return Ok(Outcome::Finished),
             ExecutionStatus::Error | ExecutionStatus::Stuck => return Ok(Outcome::Failed),
             ExecutionStatus::WaitingForConfirmation if interactive && !interrupted => {
-                match drive::ask_approval().await? {
+                let events = conv.events();
+                let pending = unmatched_actions(&events).first().map(|a| (*a).clone());
+                match drive::ask_approval(pending.as_ref()).await? {
                     Decision::Approve => start = true,
+                    Decision::Edit(id, arguments) => {
+                        let before = conv.live().borrow().clone();
+                        match conv.approve_edited(&id, arguments).await {
+                            Ok(()) => {
+                                eprintln!("· running your edited action");
+                                started = Some(before);
+                                start = true;
+                            }
+                            // Refused (bad arguments, or a server without the route): nothing ran.
+                            Err(e) => eprintln!("✗ the edited action was not run: {e}"),
+                        }
+                    }
                     Decision::ApproveAll => {
                         conv.set_confirmation_policy(&ConfirmationPolicy::NeverConfirm)
                             .await

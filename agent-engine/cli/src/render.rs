@@ -68,8 +68,14 @@ pub fn line(event: &Event) -> Option<String> {
                     let code = t
                         .exit_code
                         .map_or("running".to_owned(), |c| format!("exit {c}"));
+                    // An action the person edited starts with a note saying what ran: the line
+                    // shows it ran edited, then the output's first line.
+                    let (edited, text) = match text.strip_prefix("[The person edited this action") {
+                        Some(rest) => (" (edited)", rest.split_once('\n').map_or("", |(_, t)| t)),
+                        None => ("", text.as_str()),
+                    };
                     let output = text.split("\n[The command").next().unwrap_or("");
-                    format!("  ↳ {code}: {}", first_line(output, 120))
+                    format!("  ↳ {code}{edited}: {}", first_line(output, 120))
                 }
                 Observation::Finish(_) => return None,
                 obs => {

@@ -14,6 +14,26 @@ fn scripted(steps: Vec<Step>) -> ScriptedLlmServer {
     ScriptedLlmServer::start(Script::new(steps).with_no_tools_text("Scripted title"))
 }
 
+/// Runs a shell command line on a fresh pseudo-terminal through util-linux `script`, keeping
+/// the environment set on the command.
+trait ViaScript {
+    fn program_via_script(&mut self, line: &str) -> Command;
+}
+
+impl ViaScript for Command {
+    fn program_via_script(&mut self, line: &str) -> Command {
+        let mut c = Command::new("script");
+        c.args(["-qfec", line, "/dev/null"]);
+        for (k, v) in self.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        c
+    }
+}
+
 struct Env {
     home: tempfile::TempDir,
     workspace: tempfile::TempDir,
@@ -163,6 +183,65 @@ fn without_a_terminal_confirmation_never_blocks_and_nothing_runs() {
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(env.workspace.path().join("approved-marker").exists());
+}
+
+#[test]
+fn on_a_terminal_an_edited_command_runs_instead_of_the_agent_s() {
+    let server = scripted(vec![
+        Step::tool_call("terminal", json!({"command": "touch original-marker"})),
+        Step::tool_call("finish", json!({"message": "ok"})),
+    ]);
+    let env = Env::new();
+    let ws = env.workspace.path().to_str().unwrap().to_owned();
+    let tandem = env!("CARGO_BIN_EXE_tandem");
+    // `script` gives tandem a real terminal; the answers wait in its line buffer until asked:
+    // "e" (edit), then the command to run instead.
+    let mut child = env
+        .cmd(Some(&server))
+        .program_via_script(&format!(
+            "'{tandem}' run 'make a file' --confirm always --workspace '{ws}'"
+        ))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(b"e\ntouch edited-marker && echo edited-$((2+3))\n")
+            .unwrap();
+        // Keep stdin open until tandem is done: `script` ends the session when it closes.
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(60));
+            drop(stdin);
+        });
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(stdout.contains("[e]dit"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("running your edited action") && stdout.contains("(edited): edited-5"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(env.workspace.path().join("edited-marker").exists());
+    assert!(
+        !env.workspace.path().join("original-marker").exists(),
+        "the agent's command ran"
+    );
+    // The model's next request answers its own call with what actually ran.
+    let requests = server.requests();
+    let last = serde_json::to_string(requests.last().unwrap()).unwrap();
+    assert!(
+        last.contains("The person edited this action before it ran") && last.contains("edited-5"),
+        "{last}"
+    );
 }
 
 #[test]

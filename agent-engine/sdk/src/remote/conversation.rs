@@ -357,6 +357,16 @@ impl RemoteConversation {
             .await
     }
 
+    /// Runs the pending action `action_id` with the person's `arguments` instead of the agent's,
+    /// which starts a run (Tandem servers; an upstream server has no such route and answers 404).
+    pub async fn approve_edited(&self, action_id: &str, arguments: Value) -> RemoteResult<()> {
+        let body = json!({"action_id": action_id, "arguments": arguments});
+        self.shared
+            .client
+            .post(&self.path("/events/approve_edited"), Some(&body))
+            .await
+    }
+
     /// Changes the confirmation policy.
     pub async fn set_confirmation_policy(&self, policy: &ConfirmationPolicy) -> RemoteResult<()> {
         let body = json!({"policy": policy_json(policy)?});
