@@ -416,13 +416,24 @@ impl UpstreamServer {
 impl Drop for UpstreamServer {
     fn drop(&mut self) {
         self.child.kill9();
-        // Its tmux server runs in its own session; kill it through the socket dir we gave it.
-        let _ = Command::new("tmux")
-            .env("TMUX_TMPDIR", self.run_dir.join("tmux"))
-            .arg("kill-server")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        // Its terminals are tmux servers on named sockets under the TMUX_TMPDIR we gave it
+        // (tmux-<uid>/openhands-<id>): tell each one to exit.
+        let sockets = std::fs::read_dir(self.run_dir.join("tmux"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|d| std::fs::read_dir(d.path()).ok())
+            .flatten()
+            .flatten();
+        for socket in sockets {
+            let _ = Command::new("tmux")
+                .arg("-S")
+                .arg(socket.path())
+                .arg("kill-server")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
     }
 }
 

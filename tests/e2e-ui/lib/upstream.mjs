@@ -1,8 +1,8 @@
 // @ts-check
 // The upstream OpenHands agent server (openhands-agent-server 1.58.2 from PyPI, installed by
 // scripts/setup.sh into a Python 3.12 venv) as a remote backend for the UI.
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { deadPort, newKey } from "./stack.mjs";
@@ -90,8 +90,21 @@ export class UpstreamServer {
         // already gone
       }
     }
-    spawn("tmux", ["kill-server"], { env: { ...process.env, TMUX_TMPDIR: join(this.runDir, "tmux") }, stdio: "ignore" }).on("error", () => undefined);
-    if (!process.env.TANDEM_E2E_KEEP) setTimeout(() => rmSync(this.runDir, { recursive: true, force: true }), 500);
+    // Its terminals are tmux servers on named sockets under the TMUX_TMPDIR it was given
+    // (tmux-<uid>/openhands-<id>); each one is told to exit before its folder goes.
+    const tmuxDir = join(this.runDir, "tmux");
+    for (const sub of existsSync(tmuxDir) ? readdirSync(tmuxDir) : []) {
+      let sockets = [];
+      try {
+        sockets = readdirSync(join(tmuxDir, sub));
+      } catch {
+        continue; // not a folder
+      }
+      for (const socket of sockets) {
+        spawnSync("tmux", ["-S", join(tmuxDir, sub, socket), "kill-server"], { stdio: "ignore", timeout: 5000 });
+      }
+    }
+    if (!process.env.TANDEM_E2E_KEEP) rmSync(this.runDir, { recursive: true, force: true });
   }
 }
 
