@@ -153,6 +153,7 @@ impl Conversation {
             state,
             meta,
             Vec::new(),
+            Vec::new(),
             secrets,
             runtime,
             Vec::new(),
@@ -169,6 +170,7 @@ impl Conversation {
     ) -> Result<(ConversationHandle, Vec<String>)> {
         let (mut state, meta, log, loaded) = store.load(id)?;
         let events = loaded.events;
+        let json = loaded.json;
         let warnings = loaded.warnings;
         replay(&mut state, &events);
         let awaiting: Vec<ActionEvent> =
@@ -185,6 +187,7 @@ impl Conversation {
             state,
             meta,
             events,
+            json,
             SecretRegistry::new(),
             runtime,
             awaiting,
@@ -201,6 +204,7 @@ fn spawn(
     state: ConversationState,
     meta: ConversationMeta,
     events: Vec<Event>,
+    json: Vec<Arc<[u8]>>,
     secrets: SecretRegistry,
     runtime: Runtime,
     awaiting: Vec<ActionEvent>,
@@ -215,7 +219,7 @@ fn spawn(
         dir,
         commands: tx,
         view: RwLock::new(ConversationView {
-            json: events.iter().map(event_json).collect(),
+            json,
             state,
             meta,
             events,
@@ -286,12 +290,6 @@ fn spawn(
     }
     tokio::spawn(actor.run(rx));
     ConversationHandle { shared }
-}
-
-/// An event's JSON, as [`EventLog::append`] writes it (empty if it cannot be serialized, which
-/// an `Event` always can).
-fn event_json(event: &Event) -> Arc<[u8]> {
-    Arc::from(serde_json::to_vec(event).unwrap_or_default())
 }
 
 fn shared_view<T>(shared: &Shared, f: impl FnOnce(&ConversationView) -> T) -> T {

@@ -22,8 +22,8 @@ pub struct ConversationView {
     pub meta: ConversationMeta,
     /// Every event, in log order.
     pub events: Vec<Event>,
-    /// Each event's JSON as it was persisted (the same bytes serializing it gives), in the same
-    /// order: servers send these instead of serializing every event on every request.
+    /// Each event's JSON as it is on disk (the file read at open, or the bytes written since),
+    /// in the same order: servers send these instead of serializing every event per request.
     pub(super) json: Vec<Arc<[u8]>>,
 }
 

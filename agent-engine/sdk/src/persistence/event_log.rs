@@ -5,6 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tandem_protocol::Event;
 
@@ -21,6 +22,9 @@ use crate::{Result, SdkError};
 pub struct LoadedLog {
     /// The events, in log order (index 0 first).
     pub events: Vec<Event>,
+    /// Each event's file as read, parallel to `events`: servers send these bytes instead of
+    /// serializing the event again.
+    pub json: Vec<Arc<[u8]>>,
     /// Problems found (a corrupt or unreadable file, a gap, unknown names, files moved aside),
     /// each naming the file. Empty for a healthy log.
     pub warnings: Vec<String>,
@@ -132,6 +136,7 @@ impl EventLog {
             log,
             LoadedLog {
                 events: loaded.events,
+                json: loaded.json,
                 warnings,
             },
         ))
@@ -335,6 +340,7 @@ fn load_scanned(dir: &Path, scan: &Scan) -> (LoadedLog, Vec<(String, &'static st
     (
         LoadedLog {
             events: result.events,
+            json: result.json,
             warnings,
         },
         aside,

@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use tandem_protocol::Event;
 
@@ -16,6 +17,8 @@ const MAX_THREADS: usize = 4;
 pub(crate) struct Replay {
     /// Events of `names[..events.len()]`, in order.
     pub events: Vec<Event>,
+    /// The bytes of each of those files, in the same order.
+    pub json: Vec<Arc<[u8]>>,
     /// Index into `names` of the first file that could not be read or parsed, and why.
     pub failure: Option<(usize, String)>,
 }
@@ -45,23 +48,28 @@ pub(crate) fn replay(dir: &Path, names: &[String]) -> Replay {
         for (i, handle) in handles.into_iter().enumerate() {
             parts.push(handle.join().unwrap_or_else(|_| Replay {
                 events: Vec::new(),
+                json: Vec::new(),
                 failure: Some(((i + 1) * chunk, "a replay thread panicked".to_owned())),
             }));
         }
         parts
     });
     let mut events = Vec::with_capacity(names.len());
+    let mut json = Vec::with_capacity(names.len());
     for part in parts {
         events.extend(part.events);
+        json.extend(part.json);
         if part.failure.is_some() {
             return Replay {
                 events,
+                json,
                 failure: part.failure,
             };
         }
     }
     Replay {
         events,
+        json,
         failure: None,
     }
 }
@@ -69,6 +77,7 @@ pub(crate) fn replay(dir: &Path, names: &[String]) -> Replay {
 /// Sequential replay of `names`, whose first element is file number `offset` of the log.
 fn replay_chunk(dir: &Path, names: &[String], offset: usize) -> Replay {
     let mut events = Vec::with_capacity(names.len());
+    let mut json = Vec::with_capacity(names.len());
     let mut buf = Vec::with_capacity(64 * 1024);
     let mut path = dir.to_path_buf();
     for (i, name) in names.iter().enumerate() {
@@ -78,10 +87,14 @@ fn replay_chunk(dir: &Path, names: &[String], offset: usize) -> Replay {
             .and_then(|()| Event::from_json_slice(&buf).map_err(|e| e.to_string()));
         path.pop();
         match parsed {
-            Ok(event) => events.push(event),
+            Ok(event) => {
+                events.push(event);
+                json.push(Arc::from(&buf[..]));
+            }
             Err(e) => {
                 return Replay {
                     events,
+                    json,
                     failure: Some((offset + i, e)),
                 };
             }
@@ -89,6 +102,7 @@ fn replay_chunk(dir: &Path, names: &[String], offset: usize) -> Replay {
     }
     Replay {
         events,
+        json,
         failure: None,
     }
 }
