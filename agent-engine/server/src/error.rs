@@ -104,6 +104,7 @@ impl From<SdkError> for ApiError {
             SdkError::NotFound(_) => Self::NotFound,
             SdkError::AlreadyRunning => Self::AlreadyRunning,
             SdkError::InvalidState(m) => Self::Conflict(m),
+            e @ SdkError::NotPending(_) => Self::Conflict(e.to_string()),
             SdkError::Config(m) => Self::BadRequest(m),
             SdkError::Llm(e) => Self::Upstream(e.to_string()),
             other => Self::Internal(other.to_string()),

@@ -251,7 +251,6 @@ pub async fn approve_edited(
             message,
             arguments,
         )),
-        Err(e @ SdkError::NotPending(_)) => Err(ApiError::Conflict(e.to_string())),
         Err(e) => Err(e.into()),
     }
 }
