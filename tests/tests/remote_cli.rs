@@ -10,7 +10,7 @@ use serde_json::json;
 use tandem_e2e::{KEY, TandemServer, free_port, tandem_bin};
 use tandem_protocol::{AgentSpec, ExecutionStatus, LlmConfig};
 use tandem_sdk::remote::{RemoteConversationOptions, RemoteWorkspace};
-use tandem_testkit::{Script, ScriptedLlmServer, Step};
+use tandem_testkit::{Script, ScriptedLlmServer, Step, run_on_terminal};
 
 fn script() -> Script {
     Script::new([
@@ -216,29 +216,16 @@ fn on_a_terminal_an_edited_command_runs_on_the_server_instead_of_the_agent_s() {
         llm.base_url(),
         server.url
     );
-    // `script` gives tandem a terminal; the answers wait in its line buffer until asked.
-    let mut child = Command::new("script")
-        .args(["-qfec", &line, "/dev/null"])
-        .env("TANDEM_HOME", dir.path().join("cli-home"))
-        .env_remove("LLM_MODEL")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(
-        &mut stdin,
+    // On a real terminal the answers wait until asked: "e" (edit), then the command instead.
+    let mut env = Command::new("tandem");
+    env.env("TANDEM_HOME", dir.path().join("cli-home"))
+        .env_remove("LLM_MODEL");
+    let out = run_on_terminal(
+        &env,
+        &line,
         b"e\ntouch edited-marker && echo edited-$((3+4))\n",
-    )
-    .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
+        Duration::from_secs(60),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("running your edited action") && stdout.contains("(edited): edited-7"),

@@ -7,31 +7,11 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tandem_testkit::{Script, ScriptedLlmServer, Step, ToolCallSpec};
+use tandem_testkit::{Script, ScriptedLlmServer, Step, ToolCallSpec, run_on_terminal};
 
 /// A scripted server whose title requests (no tools) get a canned title.
 fn scripted(steps: Vec<Step>) -> ScriptedLlmServer {
     ScriptedLlmServer::start(Script::new(steps).with_no_tools_text("Scripted title"))
-}
-
-/// Runs a shell command line on a fresh pseudo-terminal through util-linux `script`, keeping
-/// the environment set on the command.
-trait ViaScript {
-    fn program_via_script(&mut self, line: &str) -> Command;
-}
-
-impl ViaScript for Command {
-    fn program_via_script(&mut self, line: &str) -> Command {
-        let mut c = Command::new("script");
-        c.args(["-qfec", line, "/dev/null"]);
-        for (k, v) in self.get_envs() {
-            match v {
-                Some(v) => c.env(k, v),
-                None => c.env_remove(k),
-            };
-        }
-        c
-    }
 }
 
 struct Env {
@@ -194,36 +174,13 @@ fn on_a_terminal_an_edited_command_runs_instead_of_the_agent_s() {
     let env = Env::new();
     let ws = env.workspace.path().to_str().unwrap().to_owned();
     let tandem = env!("CARGO_BIN_EXE_tandem");
-    // `script` gives tandem a real terminal; the answers wait in its line buffer until asked:
-    // "e" (edit), then the command to run instead.
-    let mut child = env
-        .cmd(Some(&server))
-        .program_via_script(&format!(
-            "'{tandem}' run 'make a file' --confirm always --workspace '{ws}'"
-        ))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().unwrap();
-        stdin
-            .write_all(b"e\ntouch edited-marker && echo edited-$((2+3))\n")
-            .unwrap();
-        // Keep stdin open until tandem is done: `script` ends the session when it closes.
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs(60));
-            drop(stdin);
-        });
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let out = child.wait_with_output().unwrap();
+    // On a real terminal the answers wait until asked: "e" (edit), then the command instead.
+    let out = run_on_terminal(
+        &env.cmd(Some(&server)),
+        &format!("'{tandem}' run 'make a file' --confirm always --workspace '{ws}'"),
+        b"e\ntouch edited-marker && echo edited-$((2+3))\n",
+        Duration::from_secs(60),
+    );
     let (stdout, stderr) = text(&out);
     assert!(stdout.contains("[e]dit"), "{stdout}\n{stderr}");
     assert!(

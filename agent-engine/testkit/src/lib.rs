@@ -63,9 +63,11 @@ mod render;
 mod responses;
 mod script;
 mod server;
+mod terminal;
 
 pub use demo::demo_responder;
 pub use script::{
     ErrorReply, RawReply, Reply, Responder, Script, Step, ThinkingSpec, ToolCallSpec, UsageSpec,
 };
 pub use server::{CapturedRequest, ScriptedLlmServer, Source, WireProtocol};
+pub use terminal::run_on_terminal;
