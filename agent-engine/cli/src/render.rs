@@ -70,8 +70,8 @@ pub fn line(event: &Event) -> Option<String> {
                         .map_or("running".to_owned(), |c| format!("exit {c}"));
                     // An action the person edited starts with a note saying what ran: the line
                     // shows it ran edited, then the output's first line.
-                    let (edited, text) = match text.strip_prefix("[The person edited this action") {
-                        Some(rest) => (" (edited)", rest.split_once('\n').map_or("", |(_, t)| t)),
+                    let (edited, text) = match tandem_sdk::split_edit_note(&text) {
+                        Some((_, output)) => (" (edited)", output),
                         None => ("", text.as_str()),
                     };
                     let output = text.split("\n[The command").next().unwrap_or("");

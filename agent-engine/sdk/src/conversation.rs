@@ -19,6 +19,7 @@ use tandem_llm::Llm;
 use tandem_protocol::{AgentSpec, ConfirmationPolicy, Extra, Message, SecurityRisk};
 use tokio::sync::oneshot;
 
+pub use actor::split_edit_note;
 pub use handle::{ConversationHandle, ConversationView, RunState};
 
 use crate::error::Result;

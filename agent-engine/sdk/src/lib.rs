@@ -29,7 +29,7 @@ pub use context::{
 };
 pub use conversation::{
     Command, Conversation, ConversationHandle, ConversationOptions, ConversationView, RunState,
-    Runtime,
+    Runtime, split_edit_note,
 };
 pub use error::{Result, SdkError};
 pub use persistence::{

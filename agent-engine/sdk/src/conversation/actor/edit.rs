@@ -48,15 +48,28 @@ impl Actor {
     }
 }
 
+/// How the note in front of an edited action's observation begins; `]` and a new line end it.
+const EDIT_NOTE: &str = "[The person edited this action before it ran; it ran as: ";
+
 /// Puts the note saying what ran in front of an edited action's observation, so the model,
 /// which asked for something else, reads what actually happened.
 pub(super) fn note_edit(observation: &mut Observation, headline: &str) {
-    let note = format!("[The person edited this action before it ran; it ran as: {headline}]");
+    let note = format!("{EDIT_NOTE}{headline}]");
     let Some(content) = observation.content_mut() else {
         return;
     };
     match content.first_mut() {
         Some(Content::Text(t)) => t.text = format!("{note}\n{}", t.text),
         _ => content.insert(0, Content::text(note)),
+    }
+}
+
+/// An observation text that starts with the edit note, split into what ran (the edited
+/// action's headline, which may span lines) and the output after the note.
+pub fn split_edit_note(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix(EDIT_NOTE)?;
+    match rest.split_once("]\n") {
+        Some(parts) => Some(parts),
+        None => rest.strip_suffix(']').map(|headline| (headline, "")),
     }
 }
