@@ -22,6 +22,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use edit::note_edit;
+pub use edit::split_edit_note;
 
 use super::handle::{ConversationHandle, ConversationView, RunState, Shared};
 use super::metered::MeteredLlm;
@@ -830,13 +831,14 @@ impl Actor {
             self.start_tool(action).await;
             return;
         }
-        if self.pause_requested {
-            self.end_run(Some(ExecutionStatus::Paused));
+        if !self.awaiting.is_empty() {
+            // An edited action ran alone; the others of its turn still wait for a decision,
+            // also when a pause was asked for meanwhile (a later run must not start them).
+            self.end_run(Some(ExecutionStatus::WaitingForConfirmation));
             return;
         }
-        if !self.awaiting.is_empty() {
-            // An edited action ran alone; the others of its turn still wait for a decision.
-            self.end_run(Some(ExecutionStatus::WaitingForConfirmation));
+        if self.pause_requested {
+            self.end_run(Some(ExecutionStatus::Paused));
             return;
         }
         let (max, stuck_on, status) = shared_view(&self.shared, |v| {
@@ -1235,6 +1237,10 @@ impl Actor {
         self.active = false;
         self.pause_requested = false;
         self.inflight = None;
+        if self.queue.is_empty() {
+            // Edited actions rejected or dropped before they ran leave no note to write.
+            self.edited.clear();
+        }
         self.save_state();
         self.shared.runs.send_modify(|r| {
             r.active = false;
