@@ -18,8 +18,9 @@ use axum::response::{IntoResponse, Response};
 
 /// Methods a preflight may ask for.
 pub const ALLOWED_METHODS: &str = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
-/// Request headers browser clients may send.
-pub const ALLOWED_HEADERS: &str = "X-Session-API-Key, Authorization, Content-Type";
+/// Request headers browser clients may send (the last two name a conversation to the
+/// OpenAI-compatible gateway).
+pub const ALLOWED_HEADERS: &str = "X-Session-API-Key, Authorization, Content-Type, X-OpenHands-ServerConversation-ID, X-Tandem-Conversation-ID";
 /// Response headers scripts may read beyond the CORS-safelisted ones.
 pub const EXPOSED_HEADERS: &str = "Content-Disposition, X-OpenHands-ServerConversation-ID";
 /// How long a browser may cache a preflight answer, in seconds.
