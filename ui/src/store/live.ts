@@ -2,7 +2,6 @@
 // the timeline state the pure reducer builds, and the honest state of its event stream.
 // Server state that is fetched (conversation lists, files) lives in TanStack Query instead.
 import { create } from "zustand";
-import { useShallow } from "zustand/react/shallow";
 import type { StreamState } from "../api/eventStream";
 import { initialTimeline, timelineReducer, type TimelineInput, type TimelineState } from "./timeline";
 
@@ -44,20 +43,4 @@ export function useTimeline(key: string | null): TimelineState {
 
 export function useStreamState(key: string | null): StreamState | null {
   return useLive((s) => (key ? s.streams[key] : undefined) ?? null);
-}
-
-/** What the open event streams of a backend know now, per conversation id: status and cost
- * (`"<status>|<cost>"`), fresher than the polled conversation list. */
-export function useLiveSummaries(backendId: string | null): Record<string, string> {
-  return useLive(
-    useShallow((s) => {
-      const out: Record<string, string> = {};
-      if (!backendId) return out;
-      const prefix = `${backendId}/`;
-      for (const [key, t] of Object.entries(s.timelines)) {
-        if (key.startsWith(prefix) && t.status) out[key.slice(prefix.length)] = `${t.status}|${t.usage.cost}`;
-      }
-      return out;
-    }),
-  );
 }

@@ -2,7 +2,7 @@
 // rename (F2 or double-click), delete.
 import { useMemo, useState } from "react";
 import { messageOf } from "../../api/errors";
-import { useLiveSummaries } from "../../store/live";
+import { convKey, useLive } from "../../store/live";
 import { useUi } from "../../store/ui";
 import { useBackends, type Backend } from "../backends/backendStore";
 import { formatCost, STATUS_LABEL } from "../chat/format";
@@ -27,14 +27,16 @@ function ago(iso: string | undefined): string {
   return new Date(t).toLocaleDateString();
 }
 
-/** Status and cost of a listed conversation; one open in this window shows its live values. */
-function ConversationStatus({ item, live }: { item: ConversationItem; live: string | undefined }) {
-  const [liveStatus, liveCost] = live?.split("|") ?? [];
-  const status = liveStatus ?? item.execution_status ?? "idle";
+/** Status and cost of a listed conversation; one whose event stream is connected in this
+ * window shows its live values, fresher than the polled list. */
+function ConversationStatus({ item, backendId }: { item: ConversationItem; backendId: string }) {
+  const key = convKey(backendId, item.id);
+  const live = useLive((s) => (s.streams[key]?.status === "connected" ? s.timelines[key] : undefined));
+  const status = live?.status ?? item.execution_status ?? "idle";
   return (
     <>
       <span className={`status-pill small st-${status}`}>{STATUS_LABEL[status] ?? status}</span>
-      <span>{formatCost(liveCost !== undefined ? Number(liveCost) : conversationCost(item))}</span>
+      <span>{formatCost(live ? live.usage.cost : conversationCost(item))}</span>
     </>
   );
 }
@@ -43,7 +45,6 @@ export function ConversationsPane({ backend }: { backend: Backend | null }) {
   const health = useBackends((s) => (backend ? s.health[backend.id] : undefined));
   const usable = health?.status === "ok";
   const list = useConversations(backend, usable);
-  const live = useLiveSummaries(backend?.id ?? null);
   const { remove, rename } = useConversationMutations(backend);
   const current = useUi((s) => s.conversationId);
   const open = useUi((s) => s.openConversation);
@@ -142,7 +143,7 @@ export function ConversationsPane({ backend }: { backend: Backend | null }) {
               <>
                 <div className="conv-title">{conversationTitle(c)}</div>
                 <div className="conv-meta">
-                  <ConversationStatus item={c} live={live[c.id]} />
+                  <ConversationStatus item={c} backendId={backend.id} />
                   <span title={c.updated_at ?? ""}>{ago(c.updated_at ?? c.created_at ?? undefined)}</span>
                   <span className="conv-actions">
                     <button type="button" className="link" aria-label="Rename" onClick={(e) => { e.stopPropagation(); setEditing({ id: c.id, title: conversationTitle(c) }); }}>
