@@ -2,6 +2,9 @@
 // by `tandem serve` at /ui/) and the Tauri desktop host. This folder is the only place that may
 // import `@tauri-apps/*`.
 
+/** Preferences named by this plus a backend id remember that backend's open conversation. */
+export const LAST_CONVERSATION_PREF = "lastConversation.";
+
 /** A backend the user saved (its session key lives in the keyring, not here). */
 export interface SavedBackend {
   id: string;

@@ -3,7 +3,7 @@
 import { createBrowserHost } from "./browser";
 import type { Host } from "./host";
 
-export type { Host, LocalBackend, SavedBackend } from "./host";
+export { LAST_CONVERSATION_PREF, type Host, type LocalBackend, type SavedBackend } from "./host";
 
 let current: Host | null = null;
 

@@ -8,7 +8,7 @@
 //   backend_list -> SavedBackend[]              backend_save {backends}
 //   session_last -> LastSession                 session_save {session} (fields left out are kept)
 import { invoke } from "@tauri-apps/api/core";
-import type { Host, LocalBackend, SavedBackend } from "./host";
+import { LAST_CONVERSATION_PREF, type Host, type LocalBackend, type SavedBackend } from "./host";
 
 const PREFIX = "tandem.";
 
@@ -16,7 +16,6 @@ const PREFIX = "tandem.";
 interface LastSession {
   backend?: string;
   workspace?: string;
-  conversation?: string;
   [pref: string]: unknown;
 }
 
@@ -25,7 +24,7 @@ interface LastSession {
 function sessionField(pref: string): string | null {
   if (pref === "activeBackend") return "backend";
   if (pref === "lastWorkspace") return "workspace";
-  if (pref.startsWith("lastConversation.")) return pref;
+  if (pref.startsWith(LAST_CONVERSATION_PREF)) return pref;
   return null;
 }
 
@@ -65,11 +64,7 @@ export async function createTauriHost(): Promise<Host> {
       const field = sessionField(name);
       if (!field) return;
       session[field] = value ?? undefined;
-      const update: LastSession = { [field]: value ?? null };
-      if (field.startsWith("lastConversation.") && session.backend && field === `lastConversation.${session.backend}`) {
-        update.conversation = (value as string | null) ?? undefined;
-      }
-      invoke("session_save", { session: update }).catch((e: unknown) => console.warn("session_save failed", e));
+      invoke("session_save", { session: { [field]: value ?? null } }).catch((e: unknown) => console.warn("session_save failed", e));
     },
   };
 }

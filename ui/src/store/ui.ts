@@ -1,10 +1,10 @@
 // UI-only state: which conversation is open and the person's view preferences.
 import { create } from "zustand";
 import { useBackends } from "../features/backends/backendStore";
-import { host } from "../host";
+import { host, LAST_CONVERSATION_PREF } from "../host";
 
 /** The preference that remembers the open conversation of a backend. */
-export const lastConversationPref = (backendId: string) => `lastConversation.${backendId}`;
+export const lastConversationPref = (backendId: string) => `${LAST_CONVERSATION_PREF}${backendId}`;
 
 export type Theme = "system" | "dark" | "light";
 
