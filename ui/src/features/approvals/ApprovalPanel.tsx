@@ -91,33 +91,27 @@ export function ApprovalPanel({
   const reject = (reason: string, resume: boolean) =>
     act(async () => {
       await api.respondToConfirmation(conversationId, false, reason.trim() || "User rejected the action.");
-      if (resume) await api.run(conversationId);
+      if (!resume) return;
+      // Rejected: the form closes even if resuming fails, so the rejection is not sent again.
+      setMode({ kind: "idle" });
+      await api.run(conversationId);
     });
   const submitEdit = (text: string) => {
     const action = first;
     const actionId = action?.id;
     if (!action || !actionId) return;
-    setBusy(true);
-    setError(null);
-    void (async () => {
+    void act(async () => {
       try {
         const result = await api.approveEdited(conversationId, actionId, editedArguments(action, text));
         const rated = result.security_risk === "UNKNOWN" ? "" : ` (rated ${result.security_risk.toLowerCase()} risk)`;
         setNote(`Approved the edited action${rated}; it runs in place of the original.`);
-        setMode({ kind: "idle" });
       } catch (e) {
-        if (e instanceof ApiError && (e.status === 404 || e.status === 405)) {
-          // An upstream server has no such route: say so, and leave approve/reject as they are.
-          setRouteMissing(true);
-          setMode({ kind: "idle" });
-        } else {
-          // The edit stays open so the person can fix what the tool rejected.
-          setError(messageOf(e));
-        }
-      } finally {
-        setBusy(false);
+        // An upstream server has no such route: say so, and leave approve/reject as they are.
+        // Anything else keeps the edit open with the reason, so the person can fix it.
+        if (e instanceof ApiError && (e.status === 404 || e.status === 405)) setRouteMissing(true);
+        else throw e;
       }
-    })();
+    });
   };
 
   useEffect(() => {
