@@ -109,7 +109,7 @@ export function TimelinePane({ state }: { state: TimelineState }) {
         data-autofocus
         tabIndex={0}
         aria-label="Timeline"
-        onWheel={() => stick({ type: "person-scrolled" })}
+        onWheel={(e) => e.deltaY < 0 && stick({ type: "person-scrolled" })}
         onTouchMove={() => stick({ type: "person-scrolled" })}
         onPointerDown={(e) => {
           // Grabbing the scrollbar: the press lands on the scroller itself, not on a row.

@@ -4,7 +4,7 @@
 // reaching the bottom again sticks it back.
 
 export type StickEvent =
-  /** The person scrolled, dragged or pressed a navigation key in the list. */
+  /** The person scrolled up, dragged the scrollbar or pressed a key that scrolls up. */
   | { type: "person-scrolled" }
   /** Virtuoso's at-bottom state changed. */
   | { type: "at-bottom"; atBottom: boolean }
@@ -27,5 +27,5 @@ export function follow(stuck: boolean, atBottom: boolean): "auto" | false {
   return stuck || atBottom ? "auto" : false;
 }
 
-/** Keys that scroll the list (a person moving through it). */
-export const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
+/** Keys that scroll the list up, away from the newest rows (scrolling down never unsticks). */
+export const SCROLL_KEYS = new Set(["ArrowUp", "PageUp", "Home"]);
