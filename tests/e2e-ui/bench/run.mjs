@@ -191,8 +191,10 @@ async function main() {
       writeConversation(home, { title: "Small conversation", workspace: ws, pairs: 2 });
     },
   });
-  const browser = await launch();
+  /** @type {import("playwright-core").Browser | undefined} */
+  let browser;
   try {
+    browser = await launch();
     console.log(`\nTimeline: a conversation of ${big?.events ?? "?"} persisted events`);
     /** @type {{ rows: number, newest: number }[]} */
     const renders = [];
@@ -224,7 +226,7 @@ async function main() {
     report("keystroke echo p95", quantile(lat, 0.95), "ms", null);
     await context.close();
   } finally {
-    await browser.close();
+    await browser?.close();
     await stack.stop();
   }
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { shot, uiSession, visible } from "../lib/browser.mjs";
+import { shot, timelineText, uiSession, visible } from "../lib/browser.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
@@ -60,7 +60,7 @@ describe("approvals", () => {
     assert.match(args, /"is_input": false/);
     // Nothing ran yet: the timeline has the action, awaiting approval, and no output.
     await timelineShows(page, "awaiting approval");
-    assert.doesNotMatch(await page.locator(".timeline-list").innerText(), /approved-42/);
+    assert.doesNotMatch(await timelineText(page), /approved-42/);
     await shot(page, "approval-pending", { readme: "timeline-approval" });
 
     await panel.getByRole("button", { name: "Approve", exact: true }).click();
@@ -82,7 +82,7 @@ describe("approvals", () => {
     assert.equal(await page.getByRole("region", { name: "Pending approval" }).count(), 0, "no approval is pending any more");
     // The conversation is over, so nothing can run the command later: it never ran.
     assert.equal(existsSync(marker), false, `${marker} must not exist: the rejected command ran`);
-    assert.doesNotMatch(await page.locator(".timeline-list").innerText(), /\ncreated\n/);
+    assert.doesNotMatch(await timelineText(page), /\ncreated\n/);
     await shot(page, "approval-rejected");
   });
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { shot, uiSession, visible } from "../lib/browser.mjs";
+import { shot, timelineText, uiSession, visible } from "../lib/browser.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
@@ -67,7 +67,7 @@ describe("edit and approve", () => {
     assert.equal(readFileSync(edited, "utf8").trim(), "edited-42", "the edited command ran");
     assert.equal(existsSync(original), false, `${original} exists: the agent's original command ran`);
     // The original command shows as what the agent asked for, but its output never appears.
-    assert.doesNotMatch(await page.locator(".timeline-list").innerText(), /^original-ran$/m);
+    assert.doesNotMatch(await timelineText(page), /^original-ran$/m);
 
     // The result answers the original action: same action id and tool call, with the note.
     const convs = /** @type {{items: {id: string}[]}} */ (await stack.api("/api/conversations/search?limit=10"));

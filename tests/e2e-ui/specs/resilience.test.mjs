@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { shot, uiSession, visible } from "../lib/browser.mjs";
+import { shot, timelineText, uiSession, visible } from "../lib/browser.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
@@ -79,7 +79,7 @@ describe("bad input and failures", () => {
     // with everything before the crash intact.
     await statusIs(page, "Error");
     await timelineShows(page, "before-42");
-    assert.doesNotMatch(await page.locator(".timeline-list").innerText(), /lost-in-the-crash\n/);
+    assert.doesNotMatch(await timelineText(page), /lost-in-the-crash\n/);
 
     await chat.getByRole("button", { name: "Resume" }).click();
     await timelineShows(page, "after-51");

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { eventually, shot, uiSession, until, visible } from "../lib/browser.mjs";
+import { eventually, shot, timelineText, uiSession, until, visible } from "../lib/browser.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { startConversation, statusIs, terminalText, timelineShows } from "../lib/ui.mjs";
 
@@ -65,7 +65,7 @@ describe("a conversation in the workspace", () => {
     await timelineShows(page, "e2e-42");
     await timelineShows(page, "Done: the greeting now says hello, tandem.");
     await statusIs(page, "Finished");
-    const text = await page.locator(".timeline-list").innerText();
+    const text = await timelineText(page);
     assert.match(text, /terminal/, "the terminal action is in the timeline");
     assert.match(text, /file_editor/, "the file edit is in the timeline");
     // The agent really edited the file.

@@ -56,7 +56,7 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
           </div>
           {pending.length > 0 && <ApprovalPanel api={api} conversationId={conversationId} pending={pending} canEdit={!lacks("tandem_approve_edited_v1")} />}
           <section className="pane grow" data-pane="timeline" aria-label="Timeline" tabIndex={-1}>
-            <TimelinePane key={key} state={state} />
+            <TimelinePane state={state} />
           </section>
           <section className="pane" data-pane="chat" aria-label="Chat" tabIndex={-1}>
             <ChatPane api={api} conversationId={conversationId} state={state} dispatch={dispatch} />
