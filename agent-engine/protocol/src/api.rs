@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+mod gateway;
+
+pub use gateway::*;
+
 use crate::{
     AgentSpec, ConfirmationPolicy, Content, ConversationStats, Event, ExecutionStatus, Extra, Role,
     SecurityRisk, WorkspaceSpec,
@@ -510,6 +514,10 @@ pub struct ServerInfo {
     /// True when the default profile is the scripted demo LLM (Tandem addition).
     #[serde(default)]
     pub demo: bool,
+    /// The home folder of the user the server runs as: a client's default workspace folder.
+    /// Only given to a caller with a valid session key (Tandem addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home_dir: Option<String>,
 }
 
 /// First frame of an authenticating socket client: `{"type":"auth","session_api_key":"..."}`.
@@ -648,110 +656,4 @@ pub struct WorkspaceDiff {
     pub baseline_at: String,
     /// Changed files, sorted by path.
     pub files: Vec<FileDiff>,
-}
-
-/// A chat message of the OpenAI-compatible gateway (`content` is a string or a list of parts).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ChatMessage {
-    /// `system`, `user`, `assistant`, `tool`, `developer`.
-    pub role: String,
-    /// Text, or `[{"type":"text","text"}, {"type":"image_url","image_url":{"url"}}]`.
-    #[serde(default)]
-    pub content: Value,
-}
-
-/// `POST /v1/chat/completions` (Tandem gateway).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ChatCompletionRequest {
-    /// `tandem_{profile}` or `openhands_{profile}`.
-    pub model: String,
-    /// The chat so far; the latest user message is the task.
-    pub messages: Vec<ChatMessage>,
-    /// Stream the answer as `chat.completion.chunk` events.
-    #[serde(default)]
-    pub stream: bool,
-    /// Other OpenAI parameters (accepted, not used).
-    #[serde(flatten)]
-    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
-    pub extra: Extra,
-}
-
-/// Token counts in OpenAI's shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
-pub struct ChatUsage {
-    /// Prompt tokens.
-    pub prompt_tokens: u64,
-    /// Completion tokens.
-    pub completion_tokens: u64,
-    /// Sum of both.
-    pub total_tokens: u64,
-}
-
-/// One choice of a completion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ChatChoice {
-    /// Always 0.
-    pub index: u32,
-    /// The assistant's message.
-    pub message: ChatMessage,
-    /// `stop`.
-    pub finish_reason: String,
-}
-
-/// `POST /v1/chat/completions` answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ChatCompletionResponse {
-    /// `chatcmpl-...`.
-    pub id: String,
-    /// `chat.completion`.
-    pub object: String,
-    /// Unix seconds.
-    pub created: i64,
-    /// The model as requested.
-    pub model: String,
-    /// One choice.
-    pub choices: Vec<ChatChoice>,
-    /// Tokens used by the conversation's LLM calls.
-    pub usage: ChatUsage,
-}
-
-/// One model of `GET /v1/models`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ModelEntry {
-    /// `tandem_{profile}`.
-    pub id: String,
-    /// `model`.
-    pub object: String,
-    /// Unix seconds.
-    pub created: i64,
-    /// `tandem`.
-    pub owned_by: String,
-}
-
-/// `GET /v1/models`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ModelList {
-    /// `list`.
-    pub object: String,
-    /// The profiles.
-    pub data: Vec<ModelEntry>,
-}
-
-/// An error in OpenAI's shape: `{"error": {"message", "type", "code"}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct OpenAiErrorResponse {
-    /// The error.
-    pub error: OpenAiError,
-}
-
-/// The inner error object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct OpenAiError {
-    /// For people.
-    pub message: String,
-    /// `invalid_request_error`, `authentication_error`, `server_error`, ...
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// Machine-readable code.
-    pub code: Option<String>,
 }

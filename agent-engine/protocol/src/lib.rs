@@ -45,6 +45,13 @@ pub use state::{
 pub type Extra = serde_json::Map<String, serde_json::Value>;
 
 pub use api::{
+    ActivateProfileResponse, ChatChunkChoice, ChatCompletionChunk, ChatDelta, InputTokensDetails,
+    OutputTokensDetails, ProfileDetailResponse, ProfileInfo, ProfileListResponse,
+    ProfileMutationResponse, ResponseError, ResponseInput, ResponseInputItem, ResponseObject,
+    ResponseOutputMessage, ResponseOutputText, ResponseRequest, ResponseStreamEvent, ResponseUsage,
+    SaveProfileRequest, StreamOptions,
+};
+pub use api::{
     AgentResponse, ApproveEditedRequest, ApproveEditedResponse, AskAgentRequest, BashCommand,
     BashEvent, BashEventPage, BashOutput, ChatChoice, ChatCompletionRequest,
     ChatCompletionResponse, ChatMessage, ChatUsage, ConfirmationResponseRequest, ConversationInfo,

@@ -3,9 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tandem_protocol::LlmConfig;
+
+use crate::profiles::{KeySource, ProfileStore};
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -24,10 +27,18 @@ pub struct ServerConfig {
     pub max_concurrent_runs: usize,
     /// Idle conversations leave memory after this long.
     pub idle_ttl: Duration,
-    /// LLM profiles of the gateway and the key fallback after a restart (`default` first).
+    /// LLM profiles given by the environment or the embedding program (`default` first):
+    /// served by the gateway and used as the key fallback after a restart, not stored.
     pub profiles: BTreeMap<String, LlmConfig>,
+    /// Profiles saved through `/api/profiles` (in `$TANDEM_HOME/profiles`); a saved profile
+    /// wins over one of [`profiles`](Self::profiles) of the same name.
+    pub profile_store: Arc<ProfileStore>,
     /// How long a gateway request may run.
     pub gateway_timeout: Duration,
+    /// A gateway-made conversation unused this long is deleted.
+    pub gateway_retention: Duration,
+    /// Gateway-made conversations kept at most; the least recently used go first.
+    pub gateway_max_retained: usize,
     /// JSON bodies larger than this answer 413.
     pub max_body_bytes: usize,
     /// Uploads larger than this answer 413.
@@ -38,7 +49,8 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     /// Defaults rooted at `home` (`$TANDEM_HOME`): `conversations/`, `workspace/`,
-    /// `bash_events/`; no keys, 10 runs, 20 minutes idle TTL, no LLM profile.
+    /// `bash_events/`, `profiles/`; no keys, 10 runs, 20 minutes idle TTL, no LLM profile
+    /// given; gateway conversations kept 1 hour unused, 100 at most.
     pub fn new(home: &Path) -> Self {
         Self {
             session_keys: Vec::new(),
@@ -49,7 +61,10 @@ impl ServerConfig {
             max_concurrent_runs: 10,
             idle_ttl: Duration::from_secs(1200),
             profiles: BTreeMap::new(),
+            profile_store: Arc::new(ProfileStore::new(home.join("profiles"))),
             gateway_timeout: Duration::from_secs(600),
+            gateway_retention: Duration::from_secs(3600),
+            gateway_max_retained: 100,
             max_body_bytes: 10 * 1024 * 1024,
             max_upload_bytes: 512 * 1024 * 1024,
             terminal_soft_timeout: None,
@@ -60,7 +75,9 @@ impl ServerConfig {
     /// (comma list), `OH_SESSION_API_KEYS_0..n` and `SESSION_API_KEY`; paths from
     /// `OH_CONVERSATIONS_PATH`, `OH_WORKSPACE_PATH`, `OH_BASH_EVENTS_DIR`; limits from
     /// `OH_MAX_CONCURRENT_RUNS` and `OH_CONVERSATION_IDLE_TTL_SECONDS`; the default LLM
-    /// profile from `LLM_MODEL` / `LLM_BASE_URL` / `LLM_API_KEY`.
+    /// profile from `LLM_MODEL` / `LLM_BASE_URL` / `LLM_API_KEY`; the profiles' encryption key
+    /// from `OH_SECRET_KEY` (else a key file); the gateway's retention from
+    /// `TANDEM_GATEWAY_RETENTION_SECONDS` and `TANDEM_GATEWAY_MAX_RETAINED`.
     pub fn from_env(home: &Path) -> Self {
         let mut c = Self::new(home);
         c.session_keys = keys_from_env();
@@ -79,6 +96,18 @@ impl ServerConfig {
         if let Some(n) = env("OH_CONVERSATION_IDLE_TTL_SECONDS").and_then(|n| n.parse().ok()) {
             c.idle_ttl = Duration::from_secs(n);
         }
+        if let Some(secret) = env("OH_SECRET_KEY") {
+            c.profile_store = Arc::new(ProfileStore::with_key(
+                home.join("profiles"),
+                KeySource::Secret(secret),
+            ));
+        }
+        if let Some(n) = env("TANDEM_GATEWAY_RETENTION_SECONDS").and_then(|n| n.parse().ok()) {
+            c.gateway_retention = Duration::from_secs(n);
+        }
+        if let Some(n) = env("TANDEM_GATEWAY_MAX_RETAINED").and_then(|n| n.parse().ok()) {
+            c.gateway_max_retained = n;
+        }
         if let Some(model) = env("LLM_MODEL") {
             let mut llm = LlmConfig::new(model);
             llm.base_url = env("LLM_BASE_URL");
@@ -93,6 +122,13 @@ impl ServerConfig {
         self.profiles
             .get("default")
             .or_else(|| self.profiles.values().next())
+    }
+
+    /// Every LLM profile by name: the given ones, and the saved ones over them.
+    pub fn all_profiles(&self) -> BTreeMap<String, LlmConfig> {
+        let mut all = self.profiles.clone();
+        all.extend(self.profile_store.all());
+        all
     }
 }
 

@@ -1,56 +1,167 @@
-//! The OpenAI-compatible gateway (Tandem): `GET /v1/models` lists the server's LLM profiles as
-//! `tandem_{profile}` (`openhands_{profile}` is accepted too); `POST /v1/chat/completions`
-//! runs the agent. Without a conversation header the request is one-shot: an ephemeral
-//! conversation gets the latest user message (system messages become the system prompt
-//! suffix), runs to the end, its final text is returned in OpenAI's shape and the conversation
-//! is deleted. With `X-OpenHands-ServerConversation-ID` (alias `X-Tandem-Conversation-ID`) the
-//! message is appended to that conversation and its id comes back in the same header.
-//! `stream: true` answers with `chat.completion.chunk` events and `data: [DONE]`. Errors use
-//! OpenAI's `{"error": {...}}` shape.
+//! The OpenAI-compatible gateway: OpenAI clients call the agent as a model.
+//!
+//! - `GET /v1/models` lists every LLM profile as `openhands_{profile}`: the saved ones
+//!   (`/api/profiles`) and the ones the server was started with (`LLM_MODEL` → `default`,
+//!   `--llm demo`). `tandem_{profile}` and the bare profile name are accepted as aliases.
+//! - `POST /v1/chat/completions` runs the agent on the latest user message with the model's
+//!   profile and answers its final text in OpenAI's shape; `system` / `developer` messages are
+//!   appended to the agent's system prompt (its `system_message_suffix`), never replacing it;
+//!   image parts (`image_url`, data URLs included) reach the model as images. Every answer,
+//!   streamed or not, carries `X-OpenHands-ServerConversation-ID`: sent back in the next
+//!   request (alias `X-Tandem-Conversation-ID`) it continues that conversation. A header
+//!   naming no conversation starts one with that id (as upstream). `stream: true` answers
+//!   `chat.completion.chunk` events (the role at once, the text when the run ends, then
+//!   `finish_reason: stop`), with `stream_options.include_usage` a last chunk with `usage`
+//!   and no choices, then `data: [DONE]`.
+//! - `POST /v1/responses` takes `input` (text or messages; `instructions` and system messages
+//!   are appended to the system prompt) and answers a `response` whose `output_text` is the
+//!   final answer. Its id names the conversation, so `previous_response_id` continues it (an
+//!   unknown or deleted one is a 404). `stream: true` sends `response.created`,
+//!   `response.in_progress`, `response.output_item.added`, `response.content_part.added`,
+//!   `response.output_text.delta`, `response.output_text.done`, `response.content_part.done`,
+//!   `response.output_item.done` and `response.completed` (or `response.failed`).
+//! - `usage` counts the prompt and completion tokens of this request's LLM calls, from the
+//!   conversation's metrics; zero where the provider reported none.
+//!
+//! **Cleanup policy.** Conversations the gateway starts are tagged `source: gateway` and kept
+//! so a client can continue them, then deleted: when unused (no request has run on them) for
+//! `gateway_retention` (1 hour; `TANDEM_GATEWAY_RETENTION_SECONDS`), and beyond
+//! `gateway_max_retained` of them (100; `TANDEM_GATEWAY_MAX_RETAINED`) the least recently used
+//! first. A conversation with a request in flight is never deleted, and each request restarts
+//! its clock. The policy survives restarts (the server finds its gateway conversations on disk
+//! and ages them from their last update). Conversations created through `/api` and continued
+//! through the gateway are never deleted by it.
+//!
+//! Errors anywhere under `/v1` (bad JSON, a missing field, an unknown model, route or
+//! `previous_response_id`, a wrong method, a wrong key, a failed run) answer OpenAI's
+//! `{"error": {"message", "type", "param", "code"}}`.
 
-use std::convert::Infallible;
-use std::sync::Arc;
+mod chat;
+mod input;
+mod responses;
+mod retention;
+mod run;
+
+use std::borrow::Cow;
 
 use axum::Json;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use axum::response::sse::{Event as SseEvent, Sse};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
-use tandem_protocol::{
-    AgentSpec, ChatChoice, ChatCompletionRequest, ChatCompletionResponse, ChatMessage, ChatUsage,
-    Content, ConversationErrorEvent, Event, ExecutionStatus, ImageContent, Message, ModelEntry,
-    ModelList, OpenAiError, OpenAiErrorResponse, Role, Source, StartConversationRequest,
-};
+use serde::de::DeserializeOwned;
+use tandem_protocol::{LlmConfig, ModelEntry, ModelList, OpenAiError, OpenAiErrorResponse};
+
+pub use chat::chat;
+pub use responses::responses;
+pub use retention::Retained;
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::info::final_response;
-use crate::registry::Live;
 
-/// Header naming the conversation to append to.
+/// Header naming the conversation to continue (and naming it in every answer).
 pub const CONVERSATION_HEADER: &str = "x-openhands-serverconversation-id";
-/// Tandem's alias of [`CONVERSATION_HEADER`].
+/// Tandem's alias of [`CONVERSATION_HEADER`] in requests.
 pub const CONVERSATION_HEADER_ALIAS: &str = "x-tandem-conversation-id";
+/// The model prefix of a profile.
+pub const MODEL_PREFIX: &str = "openhands_";
 
 /// An error response in OpenAI's shape.
 pub fn openai_error(status: StatusCode, message: &str, kind: &str, code: &str) -> Response {
-    let body = OpenAiErrorResponse {
-        error: OpenAiError {
-            message: message.to_owned(),
-            kind: kind.to_owned(),
-            code: Some(code.to_owned()),
-        },
-    };
-    (status, Json(body)).into_response()
+    GatewayError::new(status, message, kind.to_owned(), code.to_owned()).into_response()
 }
 
-struct GatewayError(StatusCode, String, &'static str, &'static str);
+/// An error of a `/v1` route (boxed: results stay small).
+#[derive(Debug, Clone)]
+pub struct GatewayError(Box<Detail>);
+
+/// What a [`GatewayError`] says.
+#[derive(Debug, Clone)]
+pub struct Detail {
+    status: StatusCode,
+    message: String,
+    kind: Cow<'static, str>,
+    code: Cow<'static, str>,
+    param: Option<String>,
+    /// The conversation the request ran on, named in the answer's header.
+    conversation: Option<String>,
+}
+
+impl GatewayError {
+    fn new(
+        status: StatusCode,
+        message: impl Into<String>,
+        kind: impl Into<Cow<'static, str>>,
+        code: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Self(Box::new(Detail {
+            status,
+            message: message.into(),
+            kind: kind.into(),
+            code: code.into(),
+            param: None,
+            conversation: None,
+        }))
+    }
+
+    /// A 400 `invalid_request_error` about `param`.
+    fn invalid(message: impl Into<String>, param: Option<&str>) -> Self {
+        let mut e = Self::new(
+            StatusCode::BAD_REQUEST,
+            message,
+            "invalid_request_error",
+            "invalid_request",
+        );
+        e.param = param.map(str::to_owned);
+        e
+    }
+
+    fn with_param(mut self, param: &str) -> Self {
+        self.param = Some(param.to_owned());
+        self
+    }
+
+    fn in_conversation(mut self, id: &str) -> Self {
+        self.conversation = Some(id.to_owned());
+        self
+    }
+
+    /// The body (for SSE `data:` lines too).
+    fn body(&self) -> OpenAiErrorResponse {
+        OpenAiErrorResponse {
+            error: OpenAiError {
+                message: self.message.clone(),
+                kind: self.kind.to_string(),
+                param: self.param.clone(),
+                code: Some(self.code.to_string()),
+            },
+        }
+    }
+}
+
+impl std::ops::Deref for GatewayError {
+    type Target = Detail;
+    fn deref(&self) -> &Detail {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for GatewayError {
+    fn deref_mut(&mut self) -> &mut Detail {
+        &mut self.0
+    }
+}
 
 impl IntoResponse for GatewayError {
     fn into_response(self) -> Response {
-        openai_error(self.0, &self.1, self.2, self.3)
+        if self.status.is_server_error() {
+            tracing::warn!(code = %self.code, "gateway: {}", self.message);
+        }
+        let mut resp = (self.status, Json(self.body())).into_response();
+        if let Some(id) = &self.conversation {
+            name_conversation(&mut resp, id);
+        }
+        resp
     }
 }
 
@@ -61,25 +172,98 @@ impl From<ApiError> for GatewayError {
             StatusCode::UNAUTHORIZED => "authentication_error",
             StatusCode::NOT_FOUND => "not_found_error",
             StatusCode::TOO_MANY_REQUESTS => "rate_limit_error",
+            StatusCode::CONFLICT => "conflict_error",
             s if s.is_client_error() => "invalid_request_error",
             _ => "server_error",
         };
-        Self(status, e.to_string(), kind, e.code())
+        let param = match &e {
+            ApiError::Validation(items) => items.first().map(|i| {
+                i.loc
+                    .iter()
+                    .skip(1)
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                    .collect::<Vec<_>>()
+                    .join(".")
+            }),
+            _ => None,
+        };
+        let mut out = Self::new(status, e.to_string(), kind, e.code());
+        out.param = param.filter(|p| !p.is_empty());
+        out
     }
 }
 
-fn created() -> i64 {
+/// Parses a JSON body as `T`: 400 for JSON that does not parse, 422 naming the field that
+/// does not fit.
+fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, GatewayError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        let mut err = GatewayError::invalid(format!("The body is not valid JSON: {e}"), None);
+        err.code = "invalid_json".into();
+        err
+    })?;
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.inner().to_string();
+        let param = match inner
+            .strip_prefix("missing field `")
+            .and_then(|r| r.split('`').next())
+        {
+            Some(field) if path == "." => field.to_owned(),
+            Some(field) => format!("{path}.{field}"),
+            None => path,
+        };
+        let mut err = GatewayError::invalid(format!("Invalid request body: {inner}"), None)
+            .with_param(&param);
+        err.status = StatusCode::UNPROCESSABLE_ENTITY;
+        err.code = "invalid_request_body".into();
+        err
+    })
+}
+
+/// Puts the conversation's id in the answer's [`CONVERSATION_HEADER`].
+fn name_conversation(resp: &mut Response, id: &str) {
+    if let Ok(v) = HeaderValue::from_str(id) {
+        resp.headers_mut().insert(CONVERSATION_HEADER, v);
+    }
+}
+
+/// Unix seconds now.
+fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-/// `GET /v1/models`.
+/// The LLM profile a model id names: `openhands_{p}`, `tandem_{p}` or `{p}`; 404
+/// `model_not_found` otherwise.
+fn profile_for(state: &AppState, model: &str) -> Result<LlmConfig, GatewayError> {
+    let name = model
+        .strip_prefix(MODEL_PREFIX)
+        .or_else(|| model.strip_prefix("tandem_"))
+        .unwrap_or(model);
+    let name = crate::profiles::canonical(name);
+    state
+        .config
+        .profile_store
+        .get(name)
+        .or_else(|| state.config.profiles.get(name).cloned())
+        .ok_or_else(|| {
+            GatewayError::new(
+                StatusCode::NOT_FOUND,
+                format!("The model `{model}` does not exist; GET /v1/models lists the models."),
+                "invalid_request_error",
+                "model_not_found",
+            )
+            .with_param("model")
+        })
+}
+
+/// `GET /v1/models`: every profile as `openhands_{profile}`, sorted.
 pub async fn models(State(state): State<AppState>) -> Json<ModelList> {
     let data = state
         .config
-        .profiles
+        .all_profiles()
         .keys()
         .map(|p| ModelEntry {
-            id: format!("tandem_{p}"),
+            id: format!("{MODEL_PREFIX}{p}"),
             object: "model".into(),
             created: 0,
             owned_by: "tandem".into(),
@@ -91,319 +275,57 @@ pub async fn models(State(state): State<AppState>) -> Json<ModelList> {
     })
 }
 
-/// Text and images of an OpenAI message content (a string or a list of parts).
-fn content_of(v: &Value) -> Vec<Content> {
-    match v {
-        Value::String(s) => vec![Content::text(s.clone())],
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| match p.get("type").and_then(Value::as_str) {
-                Some("text") => p
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .map(|t| Content::text(t.to_owned())),
-                Some("image_url") => {
-                    let url = p
-                        .get("image_url")
-                        .and_then(|u| u.get("url").or(Some(u)))
-                        .and_then(Value::as_str)?;
-                    Some(Content::Image(ImageContent {
-                        cache_prompt: false,
-                        image_urls: vec![url.to_owned()],
-                        extra: Default::default(),
-                    }))
-                }
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
+/// Middleware: an answer under `/v1` that is not JSON (axum's own 404 for an unknown route,
+/// 405 for a wrong method, 413 for a body over the limit) becomes an OpenAI-shaped error.
+pub async fn openai_errors(req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_owned();
+    if path != "/v1" && !path.starts_with("/v1/") {
+        return next.run(req).await;
     }
-}
-
-fn text_of(v: &Value) -> String {
-    content_of(v)
-        .iter()
-        .filter_map(Content::as_text)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// `POST /v1/chat/completions`.
-pub async fn chat(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    match chat_inner(state, headers, body).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
+    let method = req.method().clone();
+    let resp = next.run(req).await;
+    let status = resp.status();
+    let json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/event-stream"));
+    if status.is_success() || json || method == Method::OPTIONS {
+        return resp;
     }
-}
-
-struct Turn {
-    live: Arc<Live>,
-    ephemeral: bool,
-    from: usize,
-}
-
-async fn chat_inner(
-    state: AppState,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, GatewayError> {
-    let bad = |m: String| {
-        GatewayError(
-            StatusCode::BAD_REQUEST,
-            m,
+    let (message, kind, code) = match status {
+        StatusCode::NOT_FOUND => (
+            format!(
+                "Unknown route {method} {path}; the gateway serves /v1/models, /v1/chat/completions and /v1/responses."
+            ),
+            "invalid_request_error",
+            "unknown_route",
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => (
+            format!("{method} is not allowed on {path}."),
+            "invalid_request_error",
+            "method_not_allowed",
+        ),
+        StatusCode::PAYLOAD_TOO_LARGE => (
+            "The request body is larger than this server accepts.".to_owned(),
+            "invalid_request_error",
+            "payload_too_large",
+        ),
+        s if s.is_client_error() => (
+            format!("The request was refused ({s})."),
             "invalid_request_error",
             "invalid_request",
-        )
-    };
-    let req: ChatCompletionRequest =
-        serde_json::from_slice(&body).map_err(|e| bad(format!("invalid request body: {e}")))?;
-    let profile = req
-        .model
-        .strip_prefix("tandem_")
-        .or_else(|| req.model.strip_prefix("openhands_"))
-        .unwrap_or(&req.model);
-    let Some(llm) = state.config.profiles.get(profile).cloned() else {
-        return Err(GatewayError(
-            StatusCode::NOT_FOUND,
-            format!(
-                "The model `{}` does not exist; see GET /v1/models.",
-                req.model
-            ),
-            "invalid_request_error",
-            "model_not_found",
-        ));
-    };
-    let system: Vec<String> = req
-        .messages
-        .iter()
-        .filter(|m| m.role == "system" || m.role == "developer")
-        .map(|m| text_of(&m.content))
-        .collect();
-    let Some(user) = req.messages.iter().rev().find(|m| m.role == "user") else {
-        return Err(bad("the request has no user message".into()));
-    };
-    let content = content_of(&user.content);
-    if content.is_empty() {
-        return Err(bad(
-            "the latest user message has no text or image content".into()
-        ));
-    }
-    let message = Message::new(Role::User, content);
-    let conv_header = headers
-        .get(CONVERSATION_HEADER)
-        .or_else(|| headers.get(CONVERSATION_HEADER_ALIAS))
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let turn = match conv_header {
-        Some(raw) => {
-            let id = crate::extract::conversation_id(&raw)?;
-            let live = state.registry.get(&id).await?;
-            let from = live.handle.view().events.len();
-            Turn {
-                live,
-                ephemeral: false,
-                from,
-            }
-        }
-        None => {
-            let mut agent = AgentSpec::default_for(llm);
-            if !system.is_empty() {
-                agent.agent_context = Some(json!({"system_message_suffix": system.join("\n\n")}));
-            }
-            let start = StartConversationRequest {
-                agent,
-                workspace: None,
-                conversation_id: None,
-                confirmation_policy: None,
-                security_analyzer: None,
-                initial_message: None,
-                max_iterations: None,
-                stuck_detection: None,
-                secrets: None,
-                tags: Some(
-                    [("source".to_owned(), "gateway".to_owned())]
-                        .into_iter()
-                        .collect(),
-                ),
-                extra: Default::default(),
-            };
-            let (live, _) = state.registry.create(start).await?;
-            Turn {
-                live,
-                ephemeral: true,
-                from: 0,
-            }
-        }
-    };
-    if let Err(e) = crate::conversations::send(&state, &turn.live, message, true).await {
-        cleanup(&state, &turn).await;
-        return Err(e.into());
-    }
-    let id = turn.live.handle.id().to_owned();
-    let model = req.model.clone();
-    let ephemeral = turn.ephemeral;
-    if req.stream {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let st = state.clone();
-        tokio::spawn(async move {
-            let r = finish(&st, &turn).await;
-            let _ = tx.send(r);
-        });
-        let chunk_id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
-        let stream = futures::stream::unfold(
-            (0u8, Some(rx), chunk_id, model),
-            |(stage, rx, cid, model)| async move {
-                let chunk = |delta: Value, finish: Option<&str>| {
-                    json!({"id": cid, "object": "chat.completion.chunk", "created": created(), "model": model,
-                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-                .to_string()
-                };
-                match stage {
-                    0 => {
-                        let first = chunk(json!({"role": "assistant", "content": ""}), None);
-                        Some((
-                            Ok::<_, Infallible>(SseEvent::default().data(first)),
-                            (1, rx, cid, model),
-                        ))
-                    }
-                    1 => {
-                        let result = match rx {
-                            Some(rx) => rx.await.unwrap_or_else(|_| {
-                                Err(GatewayError(
-                                    StatusCode::INTERNAL_SERVER_ERROR,
-                                    "the run was lost".into(),
-                                    "server_error",
-                                    "internal_error",
-                                ))
-                            }),
-                            None => return None,
-                        };
-                        let data = match result {
-                            Ok((text, _)) => chunk(json!({"content": text}), None),
-                            Err(e) => json!({"error": {"message": e.1, "type": e.2, "code": e.3}})
-                                .to_string(),
-                        };
-                        Some((Ok(SseEvent::default().data(data)), (2, None, cid, model)))
-                    }
-                    2 => {
-                        let last = chunk(json!({}), Some("stop"));
-                        Some((Ok(SseEvent::default().data(last)), (3, None, cid, model)))
-                    }
-                    3 => Some((
-                        Ok(SseEvent::default().data("[DONE]")),
-                        (4, None, cid, model),
-                    )),
-                    _ => None,
-                }
-            },
-        );
-        let mut resp = Sse::new(stream).into_response();
-        if !ephemeral {
-            insert_header(&mut resp, &id);
-        }
-        return Ok(resp);
-    }
-    let (text, usage) = finish(&state, &turn).await?;
-    let body = ChatCompletionResponse {
-        id: format!("chatcmpl-{}", uuid::Uuid::new_v4().simple()),
-        object: "chat.completion".into(),
-        created: created(),
-        model,
-        choices: vec![ChatChoice {
-            index: 0,
-            message: ChatMessage {
-                role: "assistant".into(),
-                content: Value::from(text),
-            },
-            finish_reason: "stop".into(),
-        }],
-        usage,
-    };
-    let mut resp = Json(body).into_response();
-    if !ephemeral {
-        insert_header(&mut resp, &id);
-    }
-    Ok(resp)
-}
-
-fn insert_header(resp: &mut Response, id: &str) {
-    if let Ok(v) = HeaderValue::from_str(id) {
-        resp.headers_mut()
-            .insert(HeaderName::from_static(CONVERSATION_HEADER), v);
-    }
-}
-
-async fn cleanup(state: &AppState, turn: &Turn) {
-    if turn.ephemeral
-        && let Err(e) = state.registry.delete(turn.live.handle.id()).await
-    {
-        tracing::warn!(
-            "deleting the gateway conversation {}: {e}",
-            turn.live.handle.id()
-        );
-    }
-}
-
-/// Waits for the run, collects the answer and usage, deletes an ephemeral conversation.
-async fn finish(state: &AppState, turn: &Turn) -> Result<(String, ChatUsage), GatewayError> {
-    let waited = tokio::time::timeout(
-        state.config.gateway_timeout,
-        turn.live.handle.wait_until_stopped(),
-    )
-    .await;
-    let result = if waited.is_err() {
-        let _ = turn.live.handle.interrupt().await;
-        Err(GatewayError(
-            StatusCode::GATEWAY_TIMEOUT,
-            format!(
-                "The agent did not finish within {} seconds.",
-                state.config.gateway_timeout.as_secs()
-            ),
+        ),
+        s => (
+            format!("The server failed ({s})."),
             "server_error",
-            "timeout",
-        ))
-    } else {
-        answer(&turn.live, turn.from)
+            "internal_error",
+        ),
     };
-    cleanup(state, turn).await;
-    result
-}
-
-fn answer(live: &Live, from: usize) -> Result<(String, ChatUsage), GatewayError> {
-    let view = live.handle.view();
-    let events = view.events.get(from..).unwrap_or(&[]);
-    let usage = {
-        let (mut p, mut c) = (0u64, 0u64);
-        for m in view.state.stats.usage_to_metrics.values() {
-            if let Some(u) = &m.accumulated_token_usage {
-                p += u.prompt_tokens;
-                c += u.completion_tokens;
-            }
-        }
-        ChatUsage {
-            prompt_tokens: p,
-            completion_tokens: c,
-            total_tokens: p + c,
-        }
-    };
-    let text = final_response(events);
-    if view.state.execution_status == ExecutionStatus::Error
-        || (text.is_empty() && view.state.execution_status != ExecutionStatus::Finished)
-    {
-        let detail = events.iter().rev().find_map(|e| match e {
-            Event::ConversationError(ConversationErrorEvent { detail, .. }) => Some(detail.clone()),
-            Event::AgentError(a) if a.base.source == Source::Agent => Some(a.error.clone()),
-            _ => None,
-        });
-        let status = view.state.execution_status.as_str();
-        return Err(GatewayError(
-            StatusCode::BAD_GATEWAY,
-            detail.unwrap_or_else(|| {
-                format!("the agent stopped with status `{status}` without an answer")
-            }),
-            "server_error",
-            "agent_error",
-        ));
+    let mut out = GatewayError::new(status, message, kind, code).into_response();
+    if let Some(allow) = resp.headers().get(header::ALLOW) {
+        out.headers_mut().insert(header::ALLOW, allow.clone());
     }
-    Ok((text, usage))
+    drop(resp);
+    out
 }

@@ -20,6 +20,7 @@ mod extract;
 mod files;
 mod gateway;
 mod info;
+mod profiles;
 mod registry;
 pub mod routes;
 mod secrets;
@@ -59,6 +60,7 @@ pub struct Inner {
     registry: Registry,
     bash: Arc<BashService>,
     secrets: SecretStore,
+    gateway: gateway::Retained,
     started: Instant,
     last_request: Mutex<Instant>,
 }
@@ -128,6 +130,7 @@ impl Server {
         let state = AppState(Arc::new(Inner {
             registry: Registry::new(Arc::clone(&config)),
             secrets: SecretStore::new(config.secrets_file.clone()),
+            gateway: gateway::Retained::default(),
             bash,
             config: Arc::clone(&config),
             started: Instant::now(),
@@ -141,12 +144,15 @@ impl Server {
         }
         state.registry.recover().await;
         let sweep_state = state.clone();
-        let every = (config.idle_ttl / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
+        let every = (config.idle_ttl / 4)
+            .min(gateway::Retained::period(config.gateway_retention))
+            .clamp(Duration::from_millis(50), Duration::from_secs(60));
         let sweeper = tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             loop {
                 tick.tick().await;
                 sweep_state.registry.evict_idle().await;
+                gateway::Retained::sweep(&sweep_state).await;
             }
         });
         Self {
@@ -185,6 +191,7 @@ impl Server {
                 auth::require_key,
             ))
             .layer(DefaultBodyLimit::max(self.state.config.max_body_bytes))
+            .layer(axum::middleware::from_fn(gateway::openai_errors))
             .with_state(self.state.clone());
         let app = match &self.ui_dir {
             Some(dir) => api

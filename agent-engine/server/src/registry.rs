@@ -448,10 +448,10 @@ pub fn build_llm(
     server: &ServerConfig,
     strict: bool,
 ) -> Result<(Arc<dyn Llm>, bool)> {
-    let mut c = resolve_profile(config, server);
+    let profiles = server.all_profiles();
+    let mut c = resolve_profile(config, &profiles);
     if c.api_key.is_none() {
-        c.api_key = server
-            .profiles
+        c.api_key = profiles
             .values()
             .find(|p| p.model == c.model && p.api_key.is_some())
             .and_then(|p| p.api_key.clone())
@@ -479,16 +479,16 @@ pub fn build_llm(
 /// A conversation whose model is `default` (or a profile name, also as `tandem_NAME` /
 /// `openhands_NAME`) runs on that server profile; a model of a profile's name without its
 /// own base URL gets the profile's URL. Otherwise the config stands as posted.
-fn resolve_profile(config: &LlmConfig, server: &ServerConfig) -> LlmConfig {
+fn resolve_profile(config: &LlmConfig, profiles: &BTreeMap<String, LlmConfig>) -> LlmConfig {
     let name = config.model.as_str();
-    let named = server.profiles.get(name).or_else(|| {
+    let named = profiles.get(name).or_else(|| {
         let bare = name
             .strip_prefix("tandem_")
             .or_else(|| name.strip_prefix("openhands_"))?;
-        server.profiles.get(bare)
+        profiles.get(bare)
     });
     match named {
-        Some(profile) if !server.profiles.values().any(|p| p.model == name) => LlmConfig {
+        Some(profile) if !profiles.values().any(|p| p.model == name) => LlmConfig {
             usage_id: config.usage_id.clone(),
             api_key: config.api_key.clone().or_else(|| profile.api_key.clone()),
             ..profile.clone()
@@ -496,8 +496,7 @@ fn resolve_profile(config: &LlmConfig, server: &ServerConfig) -> LlmConfig {
         _ => {
             let mut c = config.clone();
             if c.base_url.is_none() {
-                c.base_url = server
-                    .profiles
+                c.base_url = profiles
                     .values()
                     .find(|p| p.model == c.model)
                     .and_then(|p| p.base_url.clone());

@@ -11,6 +11,10 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
 use tandem_protocol::{
+    ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse,
+    ResponseObject, ResponseRequest, SaveProfileRequest,
+};
+use tandem_protocol::{
     AgentResponse, ApproveEditedRequest, ApproveEditedResponse, AskAgentRequest, BashEvent,
     BashEventPage, ChatCompletionRequest, ChatCompletionResponse, ConfirmationResponseRequest,
     ConversationInfo, ConversationPage, CreateSecretRequest, DeletedResponse, ErrorResponse, Event,
@@ -34,7 +38,8 @@ use utoipa::openapi::{
 };
 
 use crate::{
-    AppState, bash, conversations, events, files, gateway, secrets, server_info, sockets, workspace,
+    AppState, bash, conversations, events, files, gateway, profiles, secrets, server_info, sockets,
+    workspace,
 };
 
 /// How a route authenticates.
@@ -916,11 +921,66 @@ fn table(upload_limit: usize) -> Vec<Entry> {
         ),
         r(
             "GET",
+            "/api/profiles",
+            Key,
+            "profiles",
+            "ProfileListResponse: saved LLM profiles (never their keys) and the active one.",
+            false,
+            Body::None,
+            Body::json::<ProfileListResponse>(),
+            get(profiles::list),
+        ),
+        r(
+            "GET",
+            "/api/profiles/{name}",
+            Key,
+            "profiles",
+            "ProfileDetailResponse: the profile's LLM config with its secrets masked (api_key null, api_key_set); 404 when unknown.",
+            false,
+            Body::None,
+            Body::json::<ProfileDetailResponse>(),
+            get(profiles::get_one),
+        ),
+        r(
+            "POST",
+            "/api/profiles/{name}",
+            Key,
+            "profiles",
+            "Body SaveProfileRequest {llm, include_secrets?} → 201 ProfileMutationResponse; saves (or replaces) the profile, its key encrypted at rest; 409 past 50 profiles.",
+            false,
+            Body::json::<SaveProfileRequest>(),
+            Body::json::<ProfileMutationResponse>(),
+            post(profiles::save),
+        ),
+        r(
+            "DELETE",
+            "/api/profiles/{name}",
+            Key,
+            "profiles",
+            "ProfileMutationResponse; deletes the profile (idempotent).",
+            false,
+            Body::None,
+            Body::json::<ProfileMutationResponse>(),
+            delete(profiles::delete),
+        ),
+        r(
+            "POST",
+            "/api/profiles/{name}/activate",
+            Key,
+            "profiles",
+            "ActivateProfileResponse; records the active profile; 404 when unknown.",
+            false,
+            Body::None,
+            Body::json::<ActivateProfileResponse>(),
+            post(profiles::activate),
+        ),
+        r(
+            "GET",
             "/v1/models",
             Bearer,
             "gateway",
-            "ModelList: LLM profiles as tandem_{profile}.",
-            true,
+            "ModelList: every LLM profile as openhands_{profile}.",
+            false,
             Body::None,
             Body::json::<ModelList>(),
             get(gateway::models),
@@ -930,11 +990,22 @@ fn table(upload_limit: usize) -> Vec<Entry> {
             "/v1/chat/completions",
             Bearer,
             "gateway",
-            "ChatCompletionRequest → ChatCompletionResponse (or chat.completion.chunk SSE with stream:true); header X-OpenHands-ServerConversation-ID appends to a conversation.",
-            true,
+            "ChatCompletionRequest → ChatCompletionResponse, or with stream:true chat.completion.chunk SSE (a last usage chunk with stream_options.include_usage); every answer names its conversation in X-OpenHands-ServerConversation-ID, which a request sends to continue it; errors in OpenAI's shape.",
+            false,
             Body::json::<ChatCompletionRequest>(),
             Body::json::<ChatCompletionResponse>(),
             post(gateway::chat),
+        ),
+        r(
+            "POST",
+            "/v1/responses",
+            Bearer,
+            "gateway",
+            "ResponseRequest → ResponseObject (output_text is the agent's final answer), or with stream:true the response.* SSE events ending in response.completed; previous_response_id continues its conversation; errors in OpenAI's shape.",
+            false,
+            Body::json::<ResponseRequest>(),
+            Body::json::<ResponseObject>(),
+            post(gateway::responses),
         ),
     ]
 }
@@ -962,7 +1033,10 @@ fn method(m: &str) -> HttpMethod {
 }
 
 /// Routes that answer 201 when they create something (and 200 otherwise).
-const CREATES: [(&str, &str); 1] = [("POST", "/api/conversations")];
+const CREATES: [(&str, &str); 2] = [
+    ("POST", "/api/conversations"),
+    ("POST", "/api/profiles/{name}"),
+];
 
 fn json_response(description: &str, schema: SchemaRef) -> ResponseBuilder {
     ResponseBuilder::new()

@@ -1,0 +1,158 @@
+//! `POST /v1/chat/completions`: one agent turn as a chat completion, plain or streamed.
+
+use std::convert::Infallible;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use tandem_protocol::{
+    ChatChoice, ChatChunkChoice, ChatCompletionChunk, ChatCompletionRequest,
+    ChatCompletionResponse, ChatDelta, ChatMessage, ChatUsage,
+};
+
+use super::run::{self, Target, Tokens};
+use super::{
+    CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS, GatewayError, input, name_conversation, now,
+    parse_body, profile_for,
+};
+use crate::AppState;
+
+fn usage(t: Tokens) -> ChatUsage {
+    ChatUsage {
+        prompt_tokens: t.prompt,
+        completion_tokens: t.completion,
+        total_tokens: t.prompt + t.completion,
+    }
+}
+
+/// `POST /v1/chat/completions`.
+pub async fn chat(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    match chat_inner(state, headers, body).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn chat_inner(
+    state: AppState,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, GatewayError> {
+    let req: ChatCompletionRequest = parse_body(&body)?;
+    let llm = profile_for(&state, &req.model)?;
+    let ask = input::from_chat(&req.messages)?;
+    let named = headers
+        .get(CONVERSATION_HEADER)
+        .or_else(|| headers.get(CONVERSATION_HEADER_ALIAS))
+        .map(|v| {
+            v.to_str().map_err(|_| {
+                GatewayError::invalid(
+                    "The conversation header is not text.",
+                    Some(CONVERSATION_HEADER),
+                )
+            })
+        })
+        .transpose()?;
+    let target = match named {
+        Some(raw) => {
+            let id = run::parse_id(raw, "X-OpenHands-ServerConversation-ID")?;
+            if state.registry.exists(&id).await {
+                Target::Existing(id)
+            } else {
+                Target::New(Some(id))
+            }
+        }
+        None => Target::New(None),
+    };
+    let turn = run::start(&state, llm, ask, target).await?;
+    let id = turn.id.clone();
+    let model = req.model;
+    let completion_id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
+    let created = now();
+    if !req.stream {
+        let answer = run::finish(&state, turn).await?;
+        let body = ChatCompletionResponse {
+            id: completion_id,
+            object: "chat.completion".into(),
+            created,
+            model,
+            choices: vec![ChatChoice {
+                index: 0,
+                message: ChatMessage {
+                    role: "assistant".into(),
+                    content: answer.text.into(),
+                },
+                finish_reason: "stop".into(),
+            }],
+            usage: usage(answer.usage),
+        };
+        let mut resp = Json(body).into_response();
+        name_conversation(&mut resp, &id);
+        return Ok(resp);
+    }
+
+    let include_usage = req.stream_options.is_some_and(|o| o.include_usage);
+    let chunk = move |choices: Vec<ChatChunkChoice>, usage: Option<ChatUsage>| {
+        let c = ChatCompletionChunk {
+            id: completion_id.clone(),
+            object: "chat.completion.chunk".into(),
+            created,
+            model: model.clone(),
+            choices,
+            usage,
+        };
+        SseEvent::default().data(serde_json::to_string(&c).unwrap_or_default())
+    };
+    let choice = |delta: ChatDelta, finish: Option<&str>| {
+        vec![ChatChunkChoice {
+            index: 0,
+            delta,
+            finish_reason: finish.map(str::to_owned),
+        }]
+    };
+    let (tx, rx) = futures::channel::mpsc::unbounded::<SseEvent>();
+    let _ = tx.unbounded_send(chunk(
+        choice(
+            ChatDelta {
+                role: Some("assistant".into()),
+                content: Some(String::new()),
+            },
+            None,
+        ),
+        None,
+    ));
+    tokio::spawn(async move {
+        match run::finish(&state, turn).await {
+            Ok(answer) => {
+                let _ = tx.unbounded_send(chunk(
+                    choice(
+                        ChatDelta {
+                            role: None,
+                            content: Some(answer.text),
+                        },
+                        None,
+                    ),
+                    None,
+                ));
+                let _ = tx.unbounded_send(chunk(choice(ChatDelta::default(), Some("stop")), None));
+                if include_usage {
+                    let _ = tx.unbounded_send(chunk(Vec::new(), Some(usage(answer.usage))));
+                }
+            }
+            Err(e) => {
+                let data = serde_json::to_string(&e.body()).unwrap_or_default();
+                let _ = tx.unbounded_send(SseEvent::default().data(data));
+            }
+        }
+        let _ = tx.unbounded_send(SseEvent::default().data("[DONE]"));
+    });
+    let mut resp = Sse::new(rx.map(Ok::<_, Infallible>))
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    name_conversation(&mut resp, &id);
+    Ok(resp)
+}
