@@ -1,6 +1,6 @@
 //! Tandem's additions and the side endpoints: the PTY socket (the agent's own shell and a
 //! separate one), workspace tree/file/write-conflict/diff, the SSE stream, bash, files,
-//! server secrets, ask_agent, and the OpenAI gateway (one-shot, appended, streaming).
+//! server secrets and ask_agent (the OpenAI gateway has its own tests in `gateway.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/harness.rs"]
@@ -11,7 +11,6 @@ use std::time::Duration;
 use futures::{SinkExt, StreamExt};
 use harness::{KEY, TestServer};
 use serde_json::{Value, json};
-use tandem_protocol::LlmConfig;
 use tandem_testkit::{Reply, Step};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
@@ -437,124 +436,4 @@ async fn bash_files_secrets_info_and_ask_agent() {
         ))
         .await;
     assert_eq!((s, p["items"].as_array().unwrap().len()), (200, 1));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn gateway_one_shot_appended_and_streaming() {
-    let llm = harness::llm(vec![
-        Step::tool_call("finish", json!({"message": "The answer is 42."})),
-        Step::Reply(Reply::text("appended reply")),
-        Step::Reply(Reply::text("streamed reply")),
-    ]);
-    let mut profile = LlmConfig::new("openai/fake");
-    profile.base_url = Some(llm.base_url());
-    profile.api_key = Some("k".into());
-    profile.num_retries = 0;
-    let t = TestServer::start_with(|c| {
-        c.profiles.insert("default".into(), profile);
-    })
-    .await;
-    let bearer = format!("Bearer {KEY}");
-    let resp = t
-        .http
-        .get(t.url("/v1/models"))
-        .header("Authorization", &bearer)
-        .send()
-        .await
-        .unwrap();
-    let models: Value = resp.json().await.unwrap();
-    assert_eq!(models["data"][0]["id"], "tandem_default");
-
-    let body = json!({"model": "tandem_default", "messages": [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": [{"type": "text", "text": "What is the answer?"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]});
-    let resp = t
-        .http
-        .post(t.url("/v1/chat/completions"))
-        .header("Authorization", &bearer)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    let r: Value = resp.json().await.unwrap();
-    assert_eq!(r["object"], "chat.completion");
-    assert_eq!(r["choices"][0]["message"]["content"], "The answer is 42.");
-    assert!(r["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
-    let sys = llm
-        .requests()
-        .into_iter()
-        .find(|r| r.get("tools").is_some_and(|t| !t.is_null()))
-        .unwrap()["messages"][0]
-        .to_string();
-    assert!(
-        sys.contains("Be brief."),
-        "system messages become the system suffix"
-    );
-    let (_, n) = t.get("/api/conversations/count").await;
-    assert_eq!(n, 0, "the one-shot conversation is deleted");
-
-    // Appending to a real conversation.
-    let id = t.create(&llm, json!({})).await;
-    let body = json!({"model": "openhands_default", "messages": [{"role": "user", "content": "and now?"}]});
-    let resp = t
-        .http
-        .post(t.url("/v1/chat/completions"))
-        .header("Authorization", &bearer)
-        .header("X-Tandem-Conversation-ID", &id)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        resp.headers()["x-openhands-serverconversation-id"]
-            .to_str()
-            .unwrap(),
-        id
-    );
-    let r: Value = resp.json().await.unwrap();
-    assert_eq!(r["choices"][0]["message"]["content"], "appended reply");
-
-    // Streaming.
-    let body = json!({"model": "tandem_default", "stream": true, "messages": [{"role": "user", "content": "stream it"}]});
-    let resp = t
-        .http
-        .post(t.url("/v1/chat/completions"))
-        .header("Authorization", &bearer)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let text = resp.text().await.unwrap();
-    let datas: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .collect();
-    assert_eq!(*datas.last().unwrap(), "[DONE]");
-    let content: String = datas
-        .iter()
-        .filter(|d| **d != "[DONE]")
-        .map(|d| serde_json::from_str::<Value>(d).unwrap())
-        .filter_map(|c| {
-            c["choices"][0]["delta"]["content"]
-                .as_str()
-                .map(str::to_owned)
-        })
-        .collect();
-    assert_eq!(content, "streamed reply");
-
-    // Errors in OpenAI's shape.
-    let resp = t
-        .http
-        .post(t.url("/v1/chat/completions"))
-        .header("Authorization", &bearer)
-        .json(&json!({"model": "tandem_nope", "messages": []}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 404);
-    assert_eq!(
-        resp.json::<Value>().await.unwrap()["error"]["code"],
-        "model_not_found"
-    );
 }
