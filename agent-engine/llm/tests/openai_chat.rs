@@ -607,3 +607,31 @@ async fn no_key_means_no_authorization_header() {
         .unwrap();
     assert!(!server.captured()[0].headers.contains_key("authorization"));
 }
+
+#[tokio::test]
+async fn reasoning_models_get_upstreams_default_effort() {
+    // Upstream sends its default effort ("high") to every model that takes one, on Chat
+    // Completions too; a configured effort wins; other models get none.
+    let cases = [
+        ("openai/gpt-5", None, Some("high")),
+        ("openai/o3", None, Some("high")),
+        ("openai/o3", Some("low"), Some("low")),
+        ("openai/gpt-5-mini", Some(""), None),
+        ("openai/gpt-4o", None, None),
+    ];
+    for (model, configured, sent) in cases {
+        let server = ScriptedLlmServer::start(vec![Step::text("ok")]);
+        let mut config = config(&server.base_url());
+        config.model = model.into();
+        config.reasoning_effort = configured.map(str::to_owned);
+        complete(&OpenAiChat::new(config).unwrap(), request())
+            .await
+            .unwrap();
+        let body = server.last_request().unwrap();
+        assert_eq!(
+            body.get("reasoning_effort").and_then(Value::as_str),
+            sent,
+            "{model} {configured:?}"
+        );
+    }
+}

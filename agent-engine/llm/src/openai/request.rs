@@ -6,7 +6,9 @@ use tandem_protocol::{Content, LlmConfig, Message, Role};
 
 use crate::LlmRequest;
 use crate::provider::WireOptions;
-use crate::provider::options::{finish_body, prepare_messages};
+use crate::provider::options::{
+    finish_body, is_openai_reasoning_model, prepare_messages, reasoning_effort,
+};
 
 /// The JSON body for `request` under `config`; `wire_model` is the name without the prefix.
 pub(crate) fn body(
@@ -42,16 +44,23 @@ pub(crate) fn body(
         config.max_output_tokens.map(|m| json!(m)),
     );
     set("seed", config.seed.map(|s| json!(s)));
+    // Upstream's default effort for reasoning models, as it sends it on Chat Completions too.
     set(
         "reasoning_effort",
-        config.reasoning_effort.as_ref().map(|e| json!(e)),
+        reasoning_effort(config, wire_model).map(|e| json!(e)),
     );
     set("top_k", options.top_k.map(|k| json!(k)));
     if stream {
         set("stream", Some(json!(true)));
         set("stream_options", Some(json!({"include_usage": true})));
     }
-    finish_body(options, &mut body, &[]);
+    // Reasoning models reject sampling parameters; upstream drops them for these models.
+    let drop: &[&str] = if is_openai_reasoning_model(wire_model) {
+        &["temperature", "top_p", "top_k"]
+    } else {
+        &[]
+    };
+    finish_body(options, &mut body, drop);
     Value::Object(body)
 }
 
@@ -156,5 +165,36 @@ mod tests {
                     "tool_call_id": "call_1", "name": "terminal"}),
             ]
         );
+    }
+
+    #[test]
+    fn reasoning_models_get_upstreams_default_effort() {
+        let body_for = |model: &str, effort: Option<&str>| {
+            let mut config = LlmConfig::new(format!("openai/{model}"));
+            config.reasoning_effort = effort.map(str::to_owned);
+            config.temperature = Some(0.3);
+            body(
+                &config,
+                &WireOptions::of(&config),
+                model,
+                &LlmRequest::default(),
+                false,
+            )
+        };
+        let o3 = body_for("o3", None);
+        assert_eq!(o3["reasoning_effort"], "high");
+        assert!(o3.get("temperature").is_none());
+        assert_eq!(
+            body_for("gpt-5-mini", Some("low"))["reasoning_effort"],
+            "low"
+        );
+        assert!(
+            body_for("gpt-5", Some(""))
+                .get("reasoning_effort")
+                .is_none()
+        );
+        let gpt4o = body_for("gpt-4o", None);
+        assert!(gpt4o.get("reasoning_effort").is_none());
+        assert_eq!(gpt4o["temperature"], 0.3);
     }
 }

@@ -173,8 +173,8 @@ pub(crate) fn function_tool(tool: &Value, schema_key: &str) -> Option<Map<String
     Some(out)
 }
 
-/// Whether an OpenAI model is a reasoning model that rejects sampling parameters
-/// (`temperature`, `top_p`).
+/// Whether an OpenAI model is a reasoning model (the gpt-5 family, the o-series, codex): it
+/// rejects sampling parameters (`temperature`, `top_p`) and reasons with an effort.
 pub(crate) fn is_openai_reasoning_model(wire_model: &str) -> bool {
     let name = wire_model.rsplit('/').next().unwrap_or(wire_model);
     name.starts_with("gpt-5")
@@ -182,6 +182,29 @@ pub(crate) fn is_openai_reasoning_model(wire_model: &str) -> bool {
         || name.starts_with("o3")
         || name.starts_with("o4")
         || name.contains("codex")
+}
+
+/// Upstream's `reasoning_effort` when a configuration sets none.
+pub(crate) const DEFAULT_REASONING_EFFORT: &str = "high";
+
+/// The reasoning effort a request for `wire_model` carries under `config`: the configured one
+/// whatever the model (the person asked for it); else upstream's default, `high`, for OpenAI
+/// reasoning models that take an effort. An empty configured effort means "send none".
+pub(crate) fn reasoning_effort<'a>(config: &'a LlmConfig, wire_model: &str) -> Option<&'a str> {
+    match config.reasoning_effort.as_deref().map(str::trim) {
+        Some("") => None,
+        Some(effort) => Some(effort),
+        None => takes_reasoning_effort(wire_model).then_some(DEFAULT_REASONING_EFFORT),
+    }
+}
+
+/// Whether an OpenAI model takes `reasoning_effort`: every reasoning model but the first o1
+/// previews, which reject it.
+fn takes_reasoning_effort(wire_model: &str) -> bool {
+    let name = wire_model.rsplit('/').next().unwrap_or(wire_model);
+    is_openai_reasoning_model(name)
+        && !name.starts_with("o1-mini")
+        && !name.starts_with("o1-preview")
 }
 
 #[cfg(test)]
@@ -215,6 +238,44 @@ mod tests {
         body.insert("temperature".into(), json!(1));
         finish_body(&options, &mut body, &["temperature"]);
         assert_eq!(Value::Object(body), json!({"k": 1}));
+    }
+
+    #[test]
+    fn reasoning_models_get_upstreams_default_effort() {
+        let effort = |model: &str, configured: Option<&str>| {
+            let mut config = LlmConfig::new(model);
+            config.reasoning_effort = configured.map(str::to_owned);
+            reasoning_effort(&config, model.split_once('/').map_or(model, |(_, m)| m))
+                .map(str::to_owned)
+        };
+        for model in [
+            "openai/gpt-5",
+            "openai/gpt-5.1-codex-mini",
+            "openai/o3",
+            "openai/o4-mini",
+            "openai/codex-mini-latest",
+            "openrouter/openai/o3",
+        ] {
+            assert_eq!(effort(model, None).as_deref(), Some("high"), "{model}");
+            assert_eq!(
+                effort(model, Some("low")).as_deref(),
+                Some("low"),
+                "{model}"
+            );
+            assert_eq!(effort(model, Some("")), None, "{model}");
+        }
+        for model in [
+            "openai/gpt-4o",
+            "openai/gpt-4.1",
+            "openai/o1-mini",
+            "anthropic/claude-sonnet-4-5",
+        ] {
+            assert_eq!(effort(model, None), None, "{model}");
+        }
+        assert_eq!(
+            effort("openai/gpt-4o", Some("medium")).as_deref(),
+            Some("medium")
+        );
     }
 
     #[test]
