@@ -1,7 +1,8 @@
 //! `OpenAiResponses` against the scripted testkit server over real loopback HTTP: the exact
 //! request (instructions, input items, tools, reasoning, include/store), replies and streams
-//! with reasoning items, the reasoning item and `fc_` ids sent back across a tool turn, usage
-//! with cached and reasoning tokens, retries, errors and bad input.
+//! with reasoning items, the reasoning item and `fc_` ids sent back across a tool turn (whether
+//! or not the configuration asks for reasoning), upstream's default effort for reasoning models,
+//! usage with cached and reasoning tokens, retries, errors and bad input.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
@@ -156,6 +157,81 @@ async fn reasoning_round_trip_across_a_tool_turn() {
         json!({"type": "function_call_output", "call_id": "call_ls", "output": "out"})
     );
     assert_eq!(server.violations(), Vec::<String>::new());
+}
+
+/// A client for `model` whose configuration says nothing about reasoning, or sets `effort`.
+fn plain_client(server: &ScriptedLlmServer, model: &str, effort: Option<&str>) -> OpenAiResponses {
+    let mut config = config(&server.base_url(), 0);
+    config.model = model.to_owned();
+    config.reasoning_effort = effort.map(str::to_owned);
+    config.extra.remove("reasoning_summary");
+    OpenAiResponses::new(config).unwrap()
+}
+
+#[tokio::test]
+async fn reasoning_goes_back_when_the_configuration_asks_for_none() {
+    // No effort configured (upstream's default applies) and effort explicitly none: the
+    // reasoning item the provider returned goes back either way.
+    for (effort, reasoning) in [(None, Some(json!({"effort": "high"}))), (Some(""), None)] {
+        let server = ScriptedLlmServer::start(vec![reasoning_tool_step(), Step::text("Done.")]);
+        let llm = plain_client(&server, "openai/gpt-5", effort);
+        let first = complete(&llm, request()).await.unwrap();
+        let mut next = request();
+        next.messages.push(first.message.clone());
+        for call in first.message.tool_calls.iter().flatten() {
+            next.messages.push(Message::tool(
+                &call.id,
+                "terminal",
+                vec![Content::text("out")],
+            ));
+        }
+        complete(&llm, next).await.unwrap();
+        let requests = server.requests();
+        for body in &requests {
+            assert_eq!(body.get("reasoning").cloned(), reasoning, "{effort:?}");
+            assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+            assert_eq!(body["store"], false);
+        }
+        let input = requests[1]["input"].clone();
+        assert_eq!(
+            input[1],
+            json!({"type": "reasoning", "id": "rs_scripted_0000",
+                "summary": [{"type": "summary_text", "text": "The user wants the files listed."}],
+                "encrypted_content": "gAAAA_scripted_0000"}),
+            "{effort:?}"
+        );
+        assert_eq!(input[3]["type"], "function_call");
+        assert_eq!(input[3]["id"], "fc_scripted_0000_0");
+        assert_eq!(server.violations(), Vec::<String>::new());
+    }
+}
+
+#[tokio::test]
+async fn reasoning_models_get_upstreams_default_effort() {
+    let cases = [
+        ("openai/gpt-5", None, Some("high")),
+        ("openai/gpt-5-codex", None, Some("high")),
+        ("openai/o3", None, Some("high")),
+        ("openai/o4-mini", None, Some("high")),
+        ("openai/gpt-5", Some("minimal"), Some("minimal")),
+        ("openai/o3", Some("low"), Some("low")),
+        ("openai/gpt-4.1", None, None),
+        ("openai/gpt-4o", None, None),
+    ];
+    for (model, configured, sent) in cases {
+        let server = ScriptedLlmServer::start(vec![Step::text("hi")]);
+        complete(&plain_client(&server, model, configured), request())
+            .await
+            .unwrap();
+        let body = server.last_request().unwrap();
+        assert_eq!(
+            body.pointer("/reasoning/effort").and_then(|e| e.as_str()),
+            sent,
+            "{model} {configured:?}"
+        );
+        // Encrypted reasoning is asked for exactly when the model reasons.
+        assert_eq!(body.get("include").is_some(), sent.is_some(), "{model}");
+    }
 }
 
 #[tokio::test]

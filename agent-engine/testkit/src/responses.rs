@@ -1,7 +1,9 @@
 //! OpenAI Responses on the scripted server: replies rendered as a `response` object (reasoning
 //! item, assistant message, function calls, usage with cached and reasoning tokens) or as the
 //! `response.*` events of a stream, and the invariants of its `input` (every
-//! `function_call_output` answers an earlier `function_call`; every call is answered).
+//! `function_call_output` answers an earlier `function_call`; every call is answered; a
+//! reasoning item sent back is followed by its output and, when nothing is stored server-side,
+//! carries its `encrypted_content`).
 
 use std::collections::BTreeSet;
 
@@ -237,6 +239,8 @@ pub(crate) fn check_request(body: &Value) -> Vec<String> {
         Some(Value::String(_)) => return Vec::new(),
         _ => return vec!["request has no `input`".to_owned()],
     };
+    // Without `store: true` the server keeps nothing a reasoning item could be found by.
+    let stored = body.get("store").and_then(Value::as_bool) == Some(true);
     let mut violations = Vec::new();
     let mut called: BTreeSet<String> = BTreeSet::new();
     let mut answered: BTreeSet<String> = BTreeSet::new();
@@ -272,13 +276,11 @@ pub(crate) fn check_request(body: &Value) -> Vec<String> {
                     ));
                 }
             }
-            "reasoning" => {
-                if item.get("status").is_some() {
-                    violations.push(format!(
-                        "item {position}: reasoning item sent back with `status`"
-                    ));
-                }
-            }
+            "reasoning" => violations.extend(
+                check_reasoning(item, input.get(position + 1), stored)
+                    .into_iter()
+                    .map(|v| format!("item {position}: {v}")),
+            ),
             "message" => {
                 let role = item.get("role").and_then(Value::as_str).unwrap_or_default();
                 if !matches!(role, "user" | "assistant" | "system" | "developer") {
@@ -294,15 +296,70 @@ pub(crate) fn check_request(body: &Value) -> Vec<String> {
     violations
 }
 
+/// What a strict server rejects in a reasoning item sent back, given the item after it.
+fn check_reasoning(item: &Value, next: Option<&Value>, stored: bool) -> Vec<String> {
+    let mut violations = Vec::new();
+    let id = item.get("id").and_then(Value::as_str).unwrap_or_default();
+    if id.is_empty() {
+        violations.push("reasoning item without an id".to_owned());
+    }
+    if item.get("status").is_some() {
+        violations.push(format!("reasoning item `{id}` sent back with `status`"));
+    }
+    let encrypted = item
+        .get("encrypted_content")
+        .and_then(Value::as_str)
+        .is_some_and(|e| !e.is_empty());
+    if !stored && !encrypted {
+        violations.push(format!(
+            "reasoning item `{id}` has no encrypted_content and store is not true: it cannot be found"
+        ));
+    }
+    let parts = |key: &str, kind: &str| {
+        item.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|p| {
+                p.get("type").and_then(Value::as_str) != Some(kind) || !p["text"].is_string()
+            })
+            .count()
+    };
+    if !item.get("summary").is_some_and(Value::is_array) {
+        violations.push(format!("reasoning item `{id}` has no `summary` list"));
+    } else if parts("summary", "summary_text") > 0 {
+        violations.push(format!(
+            "reasoning item `{id}`: a summary part is not a summary_text object"
+        ));
+    }
+    if parts("content", "reasoning_text") > 0 {
+        violations.push(format!(
+            "reasoning item `{id}`: a content part is not a reasoning_text object"
+        ));
+    }
+    let followed = next.is_some_and(|n| {
+        let kind = n.get("type").and_then(Value::as_str).unwrap_or("message");
+        kind == "function_call"
+            || (kind == "message" && n.get("role").and_then(Value::as_str) == Some("assistant"))
+    });
+    if !followed {
+        violations.push(format!(
+            "reasoning item `{id}` was provided without its required following item"
+        ));
+    }
+    violations
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn invariants() {
-        let good = json!({"input": [
+        let good = json!({"store": false, "input": [
             {"type": "message", "role": "user", "content": "hi"},
-            {"type": "reasoning", "id": "rs", "summary": []},
+            {"type": "reasoning", "id": "rs", "summary": [{"type": "summary_text", "text": "s"}],
+                "encrypted_content": "E"},
             {"type": "function_call", "call_id": "a", "name": "x", "arguments": "{}"},
             {"type": "function_call_output", "call_id": "a", "output": "ok"},
         ]});
@@ -312,5 +369,40 @@ mod tests {
             {"type": "function_call", "call_id": "a", "name": "x", "arguments": "{}"},
         ]});
         assert_eq!(check_request(&bad).len(), 2);
+        let reasoning = |item: Value, next: Value| {
+            check_request(&json!({"store": false, "input": [item, next]}))
+        };
+        let call = json!({"type": "function_call", "call_id": "a", "name": "x", "arguments": "{}"});
+        let answer = json!({"type": "function_call_output", "call_id": "a", "output": "ok"});
+        let assistant = json!({"type": "message", "role": "assistant", "content": []});
+        // No encrypted content while nothing is stored; upstream's string summary; status.
+        assert_eq!(
+            reasoning(
+                json!({"type": "reasoning", "id": "rs", "summary": []}),
+                assistant.clone()
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            reasoning(
+                json!({"type": "reasoning", "id": "rs", "summary": ["s"], "encrypted_content": "E", "status": "completed"}),
+                assistant.clone()
+            )
+            .len(),
+            2
+        );
+        // Nothing after it.
+        assert_eq!(
+            reasoning(
+                json!({"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": "E"}),
+                json!({"type": "message", "role": "user", "content": "hi"})
+            )
+            .len(),
+            1
+        );
+        let stored = json!({"store": true, "input": [
+            {"type": "reasoning", "id": "rs", "summary": []}, call, answer]});
+        assert_eq!(check_request(&stored), Vec::<String>::new());
     }
 }

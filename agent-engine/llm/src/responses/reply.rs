@@ -297,25 +297,23 @@ fn read_item(reply: &mut Assembled, item: Value) {
             }
         }
         Some("reasoning") => {
-            let summaries = item
-                .get("summary")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten();
-            let contents = item
-                .get("content")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten();
-            for part in summaries.chain(contents) {
-                if let Some(t) = part.get("text").and_then(Value::as_str) {
-                    if !reply.reasoning.is_empty() {
-                        reply.reasoning.push_str("\n\n");
-                    }
-                    reply.reasoning.push_str(t);
+            let texts = |key: &str| -> Vec<String> {
+                item.get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|part| part.get("text").and_then(Value::as_str))
+                    .map(str::to_owned)
+                    .collect()
+            };
+            let (summary, content) = (texts("summary"), texts("content"));
+            for t in summary.iter().chain(&content) {
+                if !reply.reasoning.is_empty() {
+                    reply.reasoning.push_str("\n\n");
                 }
+                reply.reasoning.push_str(t);
             }
-            reply.reasoning_item = Some(item);
+            reply.reasoning_item = Some(reasoning_item_model(&item, summary, content));
         }
         Some("function_call") => {
             let call_id = text("call_id");
@@ -340,6 +338,23 @@ fn read_item(reply: &mut Assembled, item: Value) {
     }
 }
 
+/// A reasoning item as upstream's `ReasoningItemModel` keeps it on messages and events: `id`,
+/// `summary` and `content` as lists of strings, `encrypted_content`, `status` (absent, not null,
+/// when the item has none). The request puts it back in the API's shape.
+fn reasoning_item_model(item: &Value, summary: Vec<String>, content: Vec<String>) -> Value {
+    let mut out = serde_json::Map::new();
+    for key in ["id", "encrypted_content", "status"] {
+        if let Some(value) = item.get(key).filter(|v| v.is_string()) {
+            out.insert(key.into(), value.clone());
+        }
+    }
+    out.insert("summary".into(), serde_json::json!(summary));
+    if !content.is_empty() {
+        out.insert("content".into(), serde_json::json!(content));
+    }
+    Value::Object(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,8 +372,8 @@ mod tests {
         assert_eq!(reply.text, "Hi");
         assert_eq!(reply.reasoning, "plan");
         assert_eq!(
-            reply.reasoning_item.as_ref().unwrap()["encrypted_content"],
-            "ENC"
+            reply.reasoning_item,
+            Some(serde_json::json!({"id":"rs_1","summary":["plan"],"encrypted_content":"ENC"}))
         );
         assert_eq!(reply.tool_calls[0].id, "call_1");
         assert_eq!(reply.tool_calls[0].item_id.as_deref(), Some("fc_1"));
