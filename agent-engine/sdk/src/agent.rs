@@ -171,9 +171,13 @@ pub fn llm_view(events: &[Event]) -> Vec<Message> {
                         calls.push(a.tool_call.clone());
                     }
                 } else {
+                    // The first call of a response carries what the response shared: its
+                    // text, reasoning and the Responses reasoning item that preceded the calls.
                     let mut msg = Message::new(Role::Assistant, a.thought.clone());
                     msg.tool_calls = Some(vec![a.tool_call.clone()]);
                     msg.reasoning_content.clone_from(&a.reasoning_content);
+                    msg.responses_reasoning_item
+                        .clone_from(&a.responses_reasoning_item);
                     msg.thinking_blocks = a
                         .thinking_blocks
                         .iter()
@@ -296,6 +300,10 @@ pub fn propose_actions(
                     .reasoning_content
                     .clone_from(&response.message.reasoning_content);
                 proposed.event.thinking_blocks = thinking_blocks.clone();
+                proposed
+                    .event
+                    .responses_reasoning_item
+                    .clone_from(&response.message.responses_reasoning_item);
             }
             proposed.event.llm_response_id.clone_from(&response.id);
             parent = Some(proposed.event.base.id.clone());

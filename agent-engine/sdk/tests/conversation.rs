@@ -1351,3 +1351,184 @@ async fn an_edited_command_gets_its_secrets_and_they_are_masked_in_its_result() 
     assert!(!all_requests.contains("tok-789-secret"));
     assert!(all_requests.contains("it ran as: $ deploy --token $DEPLOY_TOKEN"));
 }
+
+/// The Responses reasoning items sent back in a request's `input`, as `(position, id,
+/// encrypted_content)`.
+fn reasoning_items(request: &Value) -> Vec<(usize, String, String)> {
+    request["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| item["type"] == "reasoning")
+        .map(|(i, item)| {
+            (
+                i,
+                item["id"].as_str().unwrap().to_owned(),
+                item["encrypted_content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_reasoning_items_go_back_on_later_turns_and_survive_a_reopen() {
+    use tandem_testkit::Reply;
+    let reasoned = |summary: &str, encrypted: &str, reply: Reply| {
+        Step::Reply(Reply {
+            reasoning: Some(summary.into()),
+            encrypted_reasoning: Some(encrypted.into()),
+            ..reply
+        })
+    };
+    // Turn 1: reasoning, then two calls in one response; then a text reply with its own
+    // reasoning; later turns are plain text.
+    let s = Setup::new(vec![
+        reasoned(
+            "List, then print.",
+            "ENC-one",
+            Reply::tool_calls(vec![
+                ToolCallSpec::new("terminal", json!({"command": "ls"})),
+                ToolCallSpec::new("terminal", json!({"command": "pwd"})),
+            ]),
+        ),
+        reasoned("Report.", "ENC-two", Reply::text("All done.")),
+        Step::text("Still here."),
+        Step::text("After the reopen."),
+    ]);
+    // A reasoning model whose configuration sets no reasoning effort.
+    let runtime = || {
+        let mut config = LlmConfig::new("openai/gpt-5");
+        config.base_url = Some(s.server.base_url());
+        config.api_key = Some("sk-test".into());
+        config.num_retries = 0;
+        assert_eq!(config.reasoning_effort, None);
+        Runtime {
+            llm: Arc::new(tandem_llm::OpenAiResponses::new(config).unwrap()),
+            tools: vec![s.tool.clone(), Arc::new(FinishTool::new())],
+        }
+    };
+    let h = Conversation::create(&s.store, s.options(), runtime())
+        .await
+        .unwrap();
+    run_to_stop(&h, "where am I?").await;
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    assert_eq!(*s.ran.lock().unwrap(), ["ls", "pwd"]);
+
+    // The first action of the response carries its reasoning item (as upstream records it);
+    // the agent's text reply carries its own.
+    let events = h.events();
+    let actions: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Action(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(actions.len(), 2);
+    let first_item = actions[0].responses_reasoning_item.clone().unwrap();
+    assert_eq!(first_item["id"], "rs_scripted_0000");
+    assert_eq!(first_item["encrypted_content"], "ENC-one");
+    assert_eq!(first_item["summary"], json!(["List, then print."]));
+    assert_eq!(actions[1].responses_reasoning_item, None);
+    let reply = events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Message(m) if m.llm_message.role == tandem_protocol::Role::Assistant => Some(m),
+            _ => None,
+        })
+        .unwrap();
+    let reply_item = reply.llm_message.responses_reasoning_item.clone().unwrap();
+    assert_eq!(reply_item["encrypted_content"], "ENC-two");
+
+    // Turn 2's request: the item, with its encrypted content, right before the calls it led to.
+    let requests = s.server.requests();
+    for request in &requests {
+        assert_eq!(request["reasoning"], json!({"effort": "high"}));
+        assert_eq!(request["include"], json!(["reasoning.encrypted_content"]));
+        assert_eq!(request["store"], false);
+    }
+    let second = &requests[1];
+    assert_eq!(
+        reasoning_items(second),
+        [(1, "rs_scripted_0000".into(), "ENC-one".into())]
+    );
+    let input = second["input"].as_array().unwrap();
+    let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call",
+            "function_call_output",
+            "function_call_output"
+        ]
+    );
+    assert_eq!(input[2]["id"], "fc_scripted_0000_0");
+    assert_eq!(input[3]["id"], "fc_scripted_0000_1");
+
+    // The next user turn sends both items back: one before the calls, one before the text.
+    run_to_stop(&h, "and now?").await;
+    let third = &s.server.requests()[2];
+    let items = reasoning_items(third);
+    assert_eq!(
+        items
+            .iter()
+            .map(|(_, id, enc)| (id.as_str(), enc.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("rs_scripted_0000", "ENC-one"),
+            ("rs_scripted_0001", "ENC-two")
+        ]
+    );
+    let after = &third["input"][items[1].0 + 1];
+    assert_eq!(after["role"], "assistant");
+    assert_eq!(after["content"][0]["text"], "All done.");
+
+    // Persisted: the items are in the event files, and a reopened conversation sends them back.
+    let dir = h.dir().to_path_buf();
+    let id = h.id().to_owned();
+    h.close().await.unwrap();
+    let on_disk: String = walk(&dir)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(on_disk.contains("ENC-one") && on_disk.contains("ENC-two"));
+    let mut attempt = 0;
+    let h = loop {
+        match Conversation::open(&s.store, &id, runtime()).await {
+            Ok((h, _)) => break h,
+            // The closed actor releases the log's lock just after answering `close`.
+            Err(e) if attempt < 100 => {
+                attempt += 1;
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    run_to_stop(&h, "once more").await;
+    let fourth = &s.server.requests()[3];
+    assert_eq!(
+        reasoning_items(fourth)
+            .iter()
+            .map(|(_, id, enc)| (id.as_str(), enc.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("rs_scripted_0000", "ENC-one"),
+            ("rs_scripted_0001", "ENC-two")
+        ]
+    );
+    assert!(
+        s.server.violations().is_empty(),
+        "{:?}",
+        s.server.violations()
+    );
+}
