@@ -31,10 +31,13 @@ else
   cargo test --workspace --locked --no-fail-fast
 fi
 
-echo "== UI: API types current, typecheck, unit tests"
+echo "== UI: API types and desktop command bindings current, typecheck, unit tests"
 # check:api fails when ui/openapi.tandem.json differs from `$TANDEM_BIN openapi` (our server's
 # document) or when generated.ts / tandem.gen.ts are stale against their documents.
 npm run -w ui check:api
+# The desktop's command bindings (ui/src/host/bindings.gen.ts) against the Tauri commands: the
+# example was built with the tests above; --check fails when the committed file is stale.
+"$target_dir/debug/examples/gen_bindings" --check
 npm run -w ui typecheck && npm run -w ui test
 
 echo "== UI end-to-end (tests/e2e-ui: Debian's chromium against tandem serve and the scripted LLM)"

@@ -1,5 +1,6 @@
-//! The Tauri commands: only what a browser cannot do. Names and argument names are the ones
-//! `ui/src/host/tauri.ts` invokes (Tauri maps the UI's camelCase arguments to these).
+//! The Tauri commands: only what a browser cannot do. Their TypeScript (names, arguments,
+//! results) is generated from these signatures into `ui/src/host/bindings.gen.ts` by
+//! [`crate::bindings`]; `ui/src/host/tauri.ts` calls them through it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +52,7 @@ fn service_or_default(service: Option<String>) -> String {
 
 /// The secret of `account` (under `service`, default `tandem`), or null.
 #[tauri::command]
+#[specta::specta]
 pub async fn keyring_get(
     state: State<'_, DesktopState>,
     account: String,
@@ -63,6 +65,7 @@ pub async fn keyring_get(
 /// Stores `secret` for `account`; answers the keyring status so the UI can warn at once when
 /// it went to the fallback file.
 #[tauri::command]
+#[specta::specta]
 pub async fn keyring_set(
     state: State<'_, DesktopState>,
     account: String,
@@ -78,6 +81,7 @@ pub async fn keyring_set(
 
 /// Forgets the secret of `account`.
 #[tauri::command]
+#[specta::specta]
 pub async fn keyring_delete(
     state: State<'_, DesktopState>,
     account: String,
@@ -89,12 +93,14 @@ pub async fn keyring_delete(
 
 /// Where secrets go: `{backend: "os" | "file", warning, file}`.
 #[tauri::command]
+#[specta::specta]
 pub fn keyring_status(state: State<'_, DesktopState>) -> KeyringStatus {
     state.keys.status()
 }
 
 /// A native folder picker; null when cancelled.
 #[tauri::command]
+#[specta::specta]
 pub async fn pick_folder(app: tauri::AppHandle) -> Result<Option<String>> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.dialog()
@@ -109,32 +115,77 @@ pub async fn pick_folder(app: tauri::AppHandle) -> Result<Option<String>> {
         .map(|p| p.to_string_lossy().into_owned()))
 }
 
+/// What the UI is told about the in-process backend: [`LocalBackendInfo`] as the commands'
+/// TypeScript names it (the conversion lists every field, so a new one cannot be missed).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalBackend {
+    /// Root URL, e.g. `http://127.0.0.1:41234`.
+    pub base_url: String,
+    /// The session key (`X-Session-API-Key`).
+    pub key: String,
+    /// True when the scripted demo LLM plays the agent.
+    pub demo: bool,
+    /// The default workspace folder.
+    pub workspace: String,
+    /// The model of the server's default LLM profile.
+    pub model: String,
+}
+
+impl From<LocalBackendInfo> for LocalBackend {
+    fn from(info: LocalBackendInfo) -> Self {
+        let LocalBackendInfo {
+            base_url,
+            key,
+            demo,
+            workspace,
+            model,
+        } = info;
+        Self {
+            base_url,
+            key,
+            demo,
+            workspace,
+            model,
+        }
+    }
+}
+
 /// The in-process backend: `{baseUrl, key, demo, workspace, model}`.
 #[tauri::command]
-pub fn backend_local(state: State<'_, DesktopState>) -> Result<LocalBackendInfo> {
-    state.local.clone().map_err(Error::Backend)
+#[specta::specta]
+pub fn backend_local(state: State<'_, DesktopState>) -> Result<LocalBackend> {
+    state
+        .local
+        .clone()
+        .map(LocalBackend::from)
+        .map_err(Error::Backend)
 }
 
 /// The saved remote backends.
 #[tauri::command]
+#[specta::specta]
 pub fn backend_list(state: State<'_, DesktopState>) -> Result<Vec<SavedBackend>> {
     state.saved.backends()
 }
 
 /// Replaces the saved remote backends.
 #[tauri::command]
+#[specta::specta]
 pub fn backend_save(state: State<'_, DesktopState>, backends: Vec<SavedBackend>) -> Result<()> {
     state.saved.save_backends(&backends)
 }
 
 /// Where the last session left off (backend, workspace, conversation).
 #[tauri::command]
+#[specta::specta]
 pub fn session_last(state: State<'_, DesktopState>) -> Result<LastSession> {
     state.saved.last_session()
 }
 
 /// Records where the session is now; fields left out stay as they were.
 #[tauri::command]
+#[specta::specta]
 pub fn session_save(state: State<'_, DesktopState>, session: LastSession) -> Result<LastSession> {
     state.saved.update_last_session(session)
 }

@@ -22,7 +22,7 @@ pub const DEFAULT_SERVICE: &str = "tandem";
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// Where secrets are kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
     /// The OS keyring.
@@ -32,7 +32,7 @@ pub enum Backend {
 }
 
 /// What the UI is told about the keyring.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 pub struct KeyringStatus {
     /// Where secrets go.
     pub backend: Backend,

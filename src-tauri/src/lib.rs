@@ -7,8 +7,10 @@
 //!   UI talks to the local backend over HTTP + WebSocket like to any agent server;
 //! - Tauri commands exist only for native needs ([`commands`]): the OS keyring with its 0600
 //!   file fallback ([`keystore`]), the folder picker, the saved backends and the last session
-//!   ([`saved_backends`]), and the local backend's URL and key.
+//!   ([`saved_backends`]), and the local backend's URL and key. Their TypeScript is generated
+//!   from the Rust signatures ([`bindings`]).
 
+pub mod bindings;
 pub mod commands;
 pub mod error;
 pub mod keystore;
@@ -98,18 +100,7 @@ pub fn run() -> Result<()> {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .manage(state)
-        .invoke_handler(tauri::generate_handler![
-            commands::keyring_get,
-            commands::keyring_set,
-            commands::keyring_delete,
-            commands::keyring_status,
-            commands::pick_folder,
-            commands::backend_local,
-            commands::backend_list,
-            commands::backend_save,
-            commands::session_last,
-            commands::session_save,
-        ])
+        .invoke_handler(bindings::builder().invoke_handler())
         .build(tauri::generate_context!())?;
 
     app.run(move |_app, event| {

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::private_file;
 
 /// A backend the user saved. Fields the UI adds later are kept as they are.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct SavedBackend {
     /// Stable id chosen by the UI (the keyring account of its session key derives from it).
@@ -27,7 +27,7 @@ pub struct SavedBackend {
 }
 
 /// Where the last session left off; every field optional, unknown ones kept.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct LastSession {
     /// The backend the UI pointed at (`local` or a saved backend's id).

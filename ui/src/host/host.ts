@@ -5,12 +5,13 @@
 /** Preferences named by this plus a backend id remember that backend's open conversation. */
 export const LAST_CONVERSATION_PREF = "lastConversation.";
 
-/** A backend the user saved (its session key lives in the keyring, not here). */
-export interface SavedBackend {
+/** A backend the user saved (its session key lives in the keyring, not here). A type, not an
+ * interface, so it is plain JSON to the desktop's generated `backend_save`. */
+export type SavedBackend = {
   id: string;
   name: string;
   baseUrl: string;
-}
+};
 
 /** The server this UI belongs to: the one that served it, or the desktop's in-process engine. */
 export interface LocalBackend {
@@ -20,8 +21,15 @@ export interface LocalBackend {
 
 export interface Host {
   readonly kind: "browser" | "tauri";
-  /** Shown wherever secrets are entered when the store is not a real keyring. */
+  /**
+   * Shown wherever secrets are entered when the store is not a real keyring. It can change
+   * while the app runs (the desktop learns it at start and again from each stored secret):
+   * read it through `useKeyringWarning`, which follows `onKeyringWarning`.
+   */
   readonly keyringWarning: string | null;
+  /** Calls `listener` whenever `keyringWarning` changes; answers the unsubscribe. Hosts whose
+   * warning never changes leave it out. */
+  onKeyringWarning?(listener: () => void): () => void;
   keyringGet(account: string): Promise<string | null>;
   keyringSet(account: string, secret: string): Promise<void>;
   keyringDelete(account: string): Promise<void>;

@@ -2,21 +2,35 @@
 // commands implemented by src-tauri (tandem-desktop). Loaded only when running inside Tauri
 // (dynamic import), so the browser build never touches `@tauri-apps/*` at run time.
 //
-// Commands this expects from the desktop host:
-//   keyring_get {account} -> string | null     keyring_set {account, secret}   keyring_delete {account}
-//   pick_folder -> string | null                backend_local -> {baseUrl, key} | null
-//   backend_list -> SavedBackend[]              backend_save {backends}
-//   session_last -> LastSession                 session_save {session} (fields left out are kept)
-import { invoke } from "@tauri-apps/api/core";
-import { LAST_CONVERSATION_PREF, type Host, type LocalBackend, type SavedBackend } from "./host";
+// The commands, their arguments and results come from `bindings.gen.ts`, generated from the Rust
+// signatures (`cargo run -p tandem-desktop --example gen_bindings`); nothing here restates them.
+import { commands, type CommandError, type KeyringStatus_Serialize, type LastSession_Serialize, type Value } from "./bindings.gen";
+import { LAST_CONVERSATION_PREF, type Host } from "./host";
 
 const PREFIX = "tandem.";
 
-/** The desktop's session file (`session.json` in the app's config folder). */
-interface LastSession {
-  backend?: string;
-  workspace?: string;
-  [pref: string]: unknown;
+/** A command's rejection (`{code, message}` from the Rust side) as an Error the UI can show. */
+export class DesktopError extends Error {
+  override readonly name = "DesktopError";
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function isCommandError(e: unknown): e is CommandError {
+  return typeof e === "object" && e !== null && typeof (e as CommandError).code === "string" && typeof (e as CommandError).message === "string";
+}
+
+async function call<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (isCommandError(e)) throw new DesktopError(e.code, e.message);
+    throw e instanceof Error ? e : new Error(String(e));
+  }
 }
 
 /** Preferences kept in the session file, so a restart restores them even when the webview's
@@ -38,20 +52,53 @@ function readLocal<T>(name: string): T | null {
 }
 
 export async function createTauriHost(): Promise<Host> {
-  const session = await invoke<LastSession>("session_last").catch((e: unknown) => {
-    console.warn("session_last failed; starting without the saved session", e);
-    return {} as LastSession;
-  });
+  const [session, status] = await Promise.all([
+    call(commands.sessionLast()).catch((e: unknown): LastSession_Serialize => {
+      console.warn("session_last failed; starting without the saved session", e);
+      return {};
+    }),
+    // Where secrets go: with no Secret Service the desktop keeps them in a 0600 file, and its
+    // warning is shown as a banner and in Settings.
+    call(commands.keyringStatus()).catch((e: unknown): KeyringStatus_Serialize | null => {
+      console.warn("keyring_status failed", e);
+      return null;
+    }),
+  ]);
+  let keyringWarning = status?.warning ?? null;
+  const listeners = new Set<() => void>();
+  const learn = (s: KeyringStatus_Serialize) => {
+    const w = s.warning ?? null;
+    if (w === keyringWarning) return;
+    keyringWarning = w;
+    listeners.forEach((l) => l());
+  };
   return {
     kind: "tauri",
-    keyringWarning: null,
-    keyringGet: (account) => invoke<string | null>("keyring_get", { account }),
-    keyringSet: (account, secret) => invoke<void>("keyring_set", { account, secret }),
-    keyringDelete: (account) => invoke<void>("keyring_delete", { account }),
-    pickFolder: () => invoke<string | null>("pick_folder"),
-    localBackend: () => invoke<LocalBackend | null>("backend_local"),
-    loadBackends: () => invoke<SavedBackend[]>("backend_list"),
-    saveBackends: (backends) => invoke<void>("backend_save", { backends }),
+    get keyringWarning() {
+      return keyringWarning;
+    },
+    onKeyringWarning(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    keyringGet: (account) => call(commands.keyringGet(account, null)),
+    async keyringSet(account, secret) {
+      // The answer says where the secret went: a keyring that stopped answering since start
+      // shows the fallback warning at once.
+      learn(await call(commands.keyringSet(account, secret, null)));
+    },
+    async keyringDelete(account) {
+      await call(commands.keyringDelete(account, null));
+    },
+    pickFolder: () => call(commands.pickFolder()),
+    async localBackend() {
+      const b = await call(commands.backendLocal());
+      return { baseUrl: b.baseUrl, key: b.key };
+    },
+    loadBackends: () => call(commands.backendList()),
+    async saveBackends(backends) {
+      await call(commands.backendSave(backends));
+    },
     // Preferences are not secrets: the webview's localStorage keeps them, and the session file
     // keeps the ones a restart must restore.
     loadPref<T>(name: string): T | null {
@@ -63,8 +110,11 @@ export async function createTauriHost(): Promise<Host> {
       localStorage.setItem(PREFIX + name, JSON.stringify(value));
       const field = sessionField(name);
       if (!field) return;
-      session[field] = value ?? undefined;
-      invoke("session_save", { session: { [field]: value ?? null } }).catch((e: unknown) => console.warn("session_save failed", e));
+      // A preference is JSON (it is also kept in localStorage as such).
+      const json = (value ?? null) as Value;
+      if (value === null || value === undefined) delete session[field];
+      else session[field] = json;
+      call(commands.sessionSave({ [field]: json })).catch((e: unknown) => console.warn("session_save failed", e));
     },
   };
 }

@@ -1,0 +1,69 @@
+// The desktop host over the generated command bindings, with Tauri's IPC replaced by
+// @tauri-apps/api/mocks: it asks keyring_status at start, follows keyring_set's answer, and
+// turns a command's {code, message} rejection into an Error.
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import { afterEach, describe, expect, it } from "vitest";
+import { DesktopError, createTauriHost } from "./tauri";
+
+const FILE_STATUS = {
+  backend: "file",
+  warning: "No system keyring is available (no Secret Service: no D-Bus session). Secrets are stored in /cfg/secrets.json (readable only by you), not in a keyring.",
+  file: "/cfg/secrets.json",
+};
+const OS_STATUS = { backend: "os", warning: null, file: null };
+
+afterEach(() => clearMocks());
+
+function desktop(status: { start: object; afterSet: object }) {
+  const calls: { cmd: string; args: unknown }[] = [];
+  mockIPC((cmd, args) => {
+    calls.push({ cmd, args });
+    switch (cmd) {
+      case "session_last":
+        return { backend: "local", workspace: "/w" };
+      case "keyring_status":
+        return status.start;
+      case "keyring_set":
+        return status.afterSet;
+      case "keyring_get":
+        throw { code: "keyring", message: "keyring: the keyring did not answer within 10 s" };
+      default:
+        return null;
+    }
+  });
+  return calls;
+}
+
+describe("tauri host", () => {
+  it("reads the keyring status at start and shows the fallback warning", async () => {
+    const calls = desktop({ start: FILE_STATUS, afterSet: FILE_STATUS });
+    const h = await createTauriHost();
+    expect(calls.map((c) => c.cmd).sort()).toEqual(["keyring_status", "session_last"]);
+    expect(h.keyringWarning).toBe(FILE_STATUS.warning);
+    expect(h.loadPref("lastWorkspace")).toBe("/w");
+  });
+
+  it("has no warning with the OS keyring, and takes the one keyring_set answers", async () => {
+    const calls = desktop({ start: OS_STATUS, afterSet: FILE_STATUS });
+    const h = await createTauriHost();
+    expect(h.keyringWarning).toBeNull();
+    let heard = 0;
+    const off = h.onKeyringWarning?.(() => heard++);
+    await h.keyringSet("llm:p1", "sk-1");
+    expect(calls.at(-1)).toEqual({ cmd: "keyring_set", args: { account: "llm:p1", secret: "sk-1", service: null } });
+    expect(h.keyringWarning).toBe(FILE_STATUS.warning);
+    expect(heard).toBe(1);
+    off?.();
+    await h.keyringSet("llm:p1", "sk-2");
+    expect(heard).toBe(1);
+  });
+
+  it("turns a command's {code, message} rejection into an Error naming it", async () => {
+    desktop({ start: OS_STATUS, afterSet: OS_STATUS });
+    const h = await createTauriHost();
+    const err = await h.keyringGet("llm:p1").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DesktopError);
+    expect((err as DesktopError).code).toBe("keyring");
+    expect((err as DesktopError).message).toContain("did not answer");
+  });
+});
