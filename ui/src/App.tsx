@@ -6,6 +6,7 @@ import { ConversationsPane } from "./features/conversations/ConversationsPane";
 import { SettingsDialog } from "./features/settings/SettingsDialog";
 import { host } from "./host";
 import { HelpOverlay } from "./shell/HelpOverlay";
+import { KeyringBanner } from "./shell/KeyringBanner";
 import { useGlobalShortcuts } from "./shell/shortcuts";
 import { useThemeEffect } from "./shell/theme";
 import { Workspace } from "./shell/Workspace";
@@ -52,6 +53,7 @@ export function App() {
           ?
         </button>
       </header>
+      <KeyringBanner />
       <main className="main">
         {!loaded ? (
           <div className="empty">Starting…</div>

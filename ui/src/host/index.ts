@@ -1,5 +1,6 @@
 // Picks the host once at start-up. Inside Tauri `window.__TAURI_INTERNALS__` exists; the Tauri
 // implementation is imported dynamically so the browser never loads it.
+import { useCallback, useSyncExternalStore } from "react";
 import { createBrowserHost } from "./browser";
 import type { Host } from "./host";
 
@@ -28,4 +29,15 @@ export function host(): Host {
 /** Tests swap in a fake. */
 export function setHostForTests(h: Host | null): void {
   current = h;
+}
+
+/**
+ * The host's keyring warning as React state, or null when secrets are in a real keyring:
+ * components re-render when the desktop learns that secrets go to its fallback file (at start,
+ * or from a secret just stored).
+ */
+export function useKeyringWarning(): string | null {
+  const h = host();
+  const subscribe = useCallback((l: () => void) => h.onKeyringWarning?.(l) ?? (() => {}), [h]);
+  return useSyncExternalStore(subscribe, () => h.keyringWarning);
 }

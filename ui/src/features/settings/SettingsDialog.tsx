@@ -2,14 +2,16 @@
 // conversations (confirmation policy, analyzer), backends, appearance.
 import { useState } from "react";
 import { messageOf } from "../../api/errors";
-import { host } from "../../host";
+import { useKeyringWarning } from "../../host";
 import { useUi, type Theme } from "../../store/ui";
 import { useBackends } from "../backends/backendStore";
 import type { PolicyChoice } from "../approvals/policy";
 import { useSettings, type AnalyzerChoice } from "./settingsStore";
 
+/** Where keys are entered: the host's warning when they do not go to a real keyring (the
+ * desktop's fallback file, the browser's localStorage). Not dismissible here. */
 function KeyringWarning() {
-  const w = host().keyringWarning;
+  const w = useKeyringWarning();
   return w ? (
     <p className="banner warn" role="note">
       {w}

@@ -1,0 +1,44 @@
+// The desktop's keyring fallback as a banner under the top bar: with no Secret Service the
+// desktop keeps secrets in a 0600 file, and the user should know before entering a key.
+// Dismissing hides this warning for the rest of the session (a different warning shows again);
+// Settings keeps showing it where keys are entered. The browser's warning (localStorage is
+// never a keyring) is part of running in a browser, so it stays in Settings only.
+import { useState } from "react";
+import { host, useKeyringWarning } from "../host";
+
+const DISMISSED = "tandem.keyringBannerDismissed";
+
+function dismissedWarning(): string | null {
+  try {
+    return sessionStorage.getItem(DISMISSED);
+  } catch {
+    return null;
+  }
+}
+
+export function KeyringBanner() {
+  const warning = useKeyringWarning();
+  const [dismissed, setDismissed] = useState(dismissedWarning);
+  if (host().kind !== "tauri" || !warning || dismissed === warning) return null;
+  return (
+    <div className="banner warn" role="alert" aria-label="Keyring warning" style={{ margin: "6px 10px" }}>
+      <span>
+        <strong>Secrets are not in a keyring.</strong> {warning}
+      </span>
+      <span className="spacer" />
+      <button
+        type="button"
+        onClick={() => {
+          try {
+            sessionStorage.setItem(DISMISSED, warning);
+          } catch {
+            // Without sessionStorage the banner stays hidden until the window reloads.
+          }
+          setDismissed(warning);
+        }}
+      >
+        Dismiss
+      </button>
+    </div>
+  );
+}
