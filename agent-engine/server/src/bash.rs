@@ -5,7 +5,7 @@
 //! `/sockets/bash-events`. The server has one service; each conversation has its own.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Component, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::AppState;
 use crate::error::{ApiError, Result};
 use crate::extract::{ApiJson, QueryMap, conversation_id};
+use crate::workspace::PathArg;
 
 /// Default command timeout, seconds.
 const DEFAULT_TIMEOUT: u64 = 300;
@@ -159,11 +160,15 @@ impl BashService {
     }
 
     async fn run(&self, cmd: &BashCommand, cancel: CancellationToken) -> BashOutput {
-        let cwd = cmd
-            .cwd
-            .as_deref()
-            .map_or_else(|| self.default_cwd.clone(), PathBuf::from);
-        let _ = tokio::fs::create_dir_all(&cwd).await;
+        // A given `cwd` was checked when the command was asked for (see `resolve_cwd`); the
+        // default one is the workspace, made if it is not there yet.
+        let cwd = match cmd.cwd.as_deref() {
+            Some(c) => PathBuf::from(c),
+            None => {
+                let _ = tokio::fs::create_dir_all(&self.default_cwd).await;
+                self.default_cwd.clone()
+            }
+        };
         let mut command = tokio::process::Command::new("bash");
         command
             .arg("-c")
@@ -206,6 +211,42 @@ impl BashService {
                 kill_group(pid).await;
                 output_of(&cmd.id, -1, None, Some("Command stopped".into()))
             }
+        }
+    }
+
+    /// The folder a command asked for with `cwd` runs in: an absolute `cwd` as given, a
+    /// relative one inside the workspace root (without `..`), none the workspace root. A given
+    /// one must be an existing folder: nothing is created outside the workspace, and a bad
+    /// `cwd` is a 422 naming it instead of a command that fails later.
+    pub async fn resolve_cwd(&self, cwd: Option<&str>) -> Result<Option<PathBuf>> {
+        let Some(raw) = cwd else {
+            return Ok(None);
+        };
+        let arg = PathArg::new(raw, &["body", "cwd"]);
+        let p = arg.checked()?;
+        let path = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            if p.components().any(|c| matches!(c, Component::ParentDir)) {
+                return Err(arg.invalid(
+                    "a relative cwd is inside the workspace and cannot contain `..`; give an absolute path",
+                ));
+            }
+            self.default_cwd.join(p)
+        };
+        match tokio::fs::metadata(&path).await {
+            Ok(meta) if meta.is_dir() => Ok(Some(path)),
+            Ok(_) => Err(arg.invalid(format!("`{raw}` is a file, not a folder"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(arg.invalid(format!(
+                "the folder {} does not exist{}",
+                path.display(),
+                if p.is_absolute() {
+                    ""
+                } else {
+                    " (a relative cwd is relative to the workspace root)"
+                }
+            ))),
+            Err(e) => Err(arg.io_error("reading", &e)),
         }
     }
 
@@ -319,10 +360,24 @@ fn check(req: &ExecuteBashRequest) -> Result<()> {
             &["body", "command"],
             "value_error",
             "the command is empty",
-            serde_json::Value::from(""),
+            serde_json::Value::from(req.command.as_str()),
         ));
     }
     Ok(())
+}
+
+/// The service of `cid` (the server's without) and `req` with its `cwd` resolved by it.
+async fn prepare(
+    state: &AppState,
+    cid: Option<&str>,
+    mut req: ExecuteBashRequest,
+) -> Result<(Arc<BashService>, ExecuteBashRequest)> {
+    check(&req)?;
+    let svc = service(state, cid).await?;
+    if let Some(cwd) = svc.resolve_cwd(req.cwd.as_deref()).await? {
+        req.cwd = Some(cwd.to_string_lossy().into_owned());
+    }
+    Ok((svc, req))
 }
 
 /// `POST /api/bash/start_bash_command`.
@@ -330,10 +385,8 @@ pub async fn start(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<ExecuteBashRequest>,
 ) -> Result<Json<BashEvent>> {
-    check(&req)?;
-    Ok(Json(BashEvent::BashCommand(
-        service(&s, None).await?.start(req),
-    )))
+    let (svc, req) = prepare(&s, None, req).await?;
+    Ok(Json(BashEvent::BashCommand(svc.start(req))))
 }
 
 /// `POST /api/bash/execute_bash_command`.
@@ -341,12 +394,9 @@ pub async fn execute(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<ExecuteBashRequest>,
 ) -> Result<Json<BashEvent>> {
-    check(&req)?;
-    Ok(Json(BashEvent::BashOutput(
-        service(&s, None).await?.execute(req).await,
-    )))
+    let (svc, req) = prepare(&s, None, req).await?;
+    Ok(Json(BashEvent::BashOutput(svc.execute(req).await)))
 }
-
 /// `GET /api/bash/bash_events/search`.
 pub async fn search(State(s): State<AppState>, q: QueryMap) -> Result<Json<BashEventPage>> {
     Ok(Json(service(&s, None).await?.search(&q)?))
@@ -394,10 +444,8 @@ pub async fn conv_start(
     UrlPath(cid): UrlPath<String>,
     ApiJson(req): ApiJson<ExecuteBashRequest>,
 ) -> Result<Json<BashEvent>> {
-    check(&req)?;
-    Ok(Json(BashEvent::BashCommand(
-        service(&s, Some(&cid)).await?.start(req),
-    )))
+    let (svc, req) = prepare(&s, Some(&cid), req).await?;
+    Ok(Json(BashEvent::BashCommand(svc.start(req))))
 }
 
 /// Per-conversation `POST .../bash/execute_bash_command`.
@@ -406,10 +454,8 @@ pub async fn conv_execute(
     UrlPath(cid): UrlPath<String>,
     ApiJson(req): ApiJson<ExecuteBashRequest>,
 ) -> Result<Json<BashEvent>> {
-    check(&req)?;
-    Ok(Json(BashEvent::BashOutput(
-        service(&s, Some(&cid)).await?.execute(req).await,
-    )))
+    let (svc, req) = prepare(&s, Some(&cid), req).await?;
+    Ok(Json(BashEvent::BashOutput(svc.execute(req).await)))
 }
 
 /// Per-conversation `GET .../bash/bash_events/search`.

@@ -3,13 +3,14 @@
 //! condense, final response).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use tandem_llm::LlmRequest;
+use tandem_llm::{Llm, LlmError, LlmRequest};
 use tandem_protocol::{
     AgentResponse, AskAgentRequest, ConversationInfo, ConversationPage, Message, Role,
     SendMessageRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest,
@@ -293,9 +294,34 @@ pub async fn secrets(
     Ok(Json(SuccessResponse::OK))
 }
 
+/// Attempts after the first that `ask_agent` makes, whatever the agent's LLM allows: a side
+/// question is asked while someone waits on the HTTP request.
+const ASK_RETRIES: u32 = 1;
+/// Longest wait between `ask_agent`'s attempts, seconds.
+const ASK_RETRY_WAIT: f64 = 2.0;
+/// How long `ask_agent` waits for the LLM in all, attempts and waits included.
+const ASK_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The agent's LLM with `ask_agent`'s short retry schedule ([`ASK_RETRIES`] retries, waits of
+/// [`ASK_RETRY_WAIT`] s at most); the agent's own client when its schedule is already shorter
+/// or a client cannot be made from its configuration.
+fn ask_llm(agent_llm: &Arc<dyn Llm>) -> Arc<dyn Llm> {
+    let config = agent_llm.config();
+    if config.num_retries <= ASK_RETRIES && config.retry_max_wait <= ASK_RETRY_WAIT {
+        return Arc::clone(agent_llm);
+    }
+    let mut short = config.clone();
+    short.num_retries = short.num_retries.min(ASK_RETRIES);
+    short.retry_max_wait = short.retry_max_wait.min(ASK_RETRY_WAIT);
+    short.retry_min_wait = short.retry_min_wait.min(short.retry_max_wait);
+    tandem_llm::agent_llm(short).unwrap_or_else(|_| Arc::clone(agent_llm))
+}
+
 /// `POST /api/conversations/{id}/ask_agent`: a side LLM call with the conversation's view and
 /// tools plus the question; the conversation does not change. A reply with only a tool call
-/// is a 502 naming the tool (upstream answers 500).
+/// is a 502 naming the tool (upstream answers 500). The call retries once at most and gives
+/// up after [`ASK_DEADLINE`]: an LLM that fails is a 502 naming its error, one that does not
+/// answer in time a 504, instead of a request held for the agent's whole retry schedule.
 pub async fn ask_agent(
     State(state): State<AppState>,
     UrlPath(raw): UrlPath<String>,
@@ -320,11 +346,26 @@ pub async fn ask_agent(
         prompt_cache_key: Some(live.handle.id().to_owned()),
         on_delta: None,
     };
-    let reply = live
-        .llm
-        .completion(request, CancellationToken::new())
-        .await
-        .map_err(|e| ApiError::Upstream(format!("the LLM failed: {e}")))?;
+    let llm = ask_llm(&live.llm);
+    let cancel = CancellationToken::new();
+    let model = llm.config().model.clone();
+    let reply =
+        match tokio::time::timeout(ASK_DEADLINE, llm.completion(request, cancel.clone())).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(e @ LlmError::Timeout(_))) => {
+                return Err(ApiError::Timeout(format!("the LLM ({model}) {e}")));
+            }
+            Ok(Err(e)) => {
+                return Err(ApiError::Upstream(format!("the LLM ({model}) failed: {e}")));
+            }
+            Err(_) => {
+                cancel.cancel();
+                return Err(ApiError::Timeout(format!(
+                    "the LLM ({model}) did not answer within {} s",
+                    ASK_DEADLINE.as_secs()
+                )));
+            }
+        };
     let text = reply.message.text();
     if text.trim().is_empty() {
         let tools: Vec<String> = reply

@@ -47,6 +47,9 @@ pub enum ApiError {
     /// The LLM (or another upstream) failed or answered unusably.
     #[error("{0}")]
     Upstream(String),
+    /// The LLM (or another upstream) did not answer in time.
+    #[error("{0}")]
+    Timeout(String),
     /// Something broke on the server.
     #[error("{0}")]
     Internal(String),
@@ -75,6 +78,7 @@ impl ApiError {
             Self::TooManyRuns(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Upstream(_) => StatusCode::BAD_GATEWAY,
+            Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -93,6 +97,7 @@ impl ApiError {
             Self::TooManyRuns(_) => "too_many_runs",
             Self::BadRequest(_) => "bad_request",
             Self::Upstream(_) => "upstream_error",
+            Self::Timeout(_) => "upstream_timeout",
             Self::Internal(_) => "internal_error",
         }
     }

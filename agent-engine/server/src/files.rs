@@ -1,7 +1,9 @@
 //! File upload and download (upstream's `/api/file`): server-level routes take any absolute
-//! path without `..`; the per-conversation routes confine the path to the workspace.
+//! path without `..`; the per-conversation routes confine the path to the workspace (a
+//! relative path is relative to the workspace root). An empty or malformed path, or a folder
+//! where a file belongs, is a 422 naming `path`.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, PathBuf};
 
 use axum::Json;
 use axum::body::Body;
@@ -14,7 +16,10 @@ use tandem_protocol::FileUploadResponse;
 use crate::AppState;
 use crate::error::{ApiError, Result};
 use crate::extract::{QueryMap, conversation_id};
-use crate::workspace::confine;
+use crate::workspace::{PathArg, confine, existing_file, writable_file};
+
+/// Where the routes' path is.
+const PATH_LOC: &[&str] = &["query", "path"];
 
 fn path_param(q: &QueryMap) -> Result<String> {
     q.get("path").map(str::to_owned).ok_or_else(|| {
@@ -23,14 +28,10 @@ fn path_param(q: &QueryMap) -> Result<String> {
 }
 
 fn server_path(raw: &str) -> Result<PathBuf> {
-    let p = Path::new(raw);
+    let arg = PathArg::new(raw, PATH_LOC);
+    let p = arg.checked()?;
     if !p.is_absolute() {
-        return Err(ApiError::field(
-            &["query", "path"],
-            "value_error",
-            "the path must be absolute",
-            Value::from(raw),
-        ));
+        return Err(arg.invalid("the path must be absolute"));
     }
     if p.components().any(|c| matches!(c, Component::ParentDir)) {
         return Err(ApiError::Forbidden(format!("`{raw}` contains `..`")));
@@ -41,10 +42,16 @@ fn server_path(raw: &str) -> Result<PathBuf> {
 async fn conv_path(state: &AppState, cid: &str, raw: &str) -> Result<PathBuf> {
     let id = conversation_id(cid)?;
     let live = state.registry.get(&id).await?;
-    confine(&live.workspace, raw)
+    confine(&live.workspace, PathArg::new(raw, PATH_LOC))
 }
 
-async fn save(dest: PathBuf, mut multipart: Multipart) -> Result<Json<FileUploadResponse>> {
+async fn save(
+    raw: &str,
+    dest: PathBuf,
+    mut multipart: Multipart,
+) -> Result<Json<FileUploadResponse>> {
+    let arg = PathArg::new(raw, PATH_LOC);
+    writable_file(arg, &dest).await?;
     loop {
         let field = multipart.next_field().await.map_err(|e| {
             if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
@@ -74,11 +81,11 @@ async fn save(dest: PathBuf, mut multipart: Multipart) -> Result<Json<FileUpload
         if let Some(parent) = dest.parent() {
             tokio::fs::create_dir_all(parent)
                 .await
-                .map_err(|e| ApiError::Internal(format!("{}: {e}", parent.display())))?;
+                .map_err(|e| arg.io_error("creating the folders of", &e))?;
         }
         tokio::fs::write(&dest, &bytes)
             .await
-            .map_err(|e| ApiError::Internal(format!("{}: {e}", dest.display())))?;
+            .map_err(|e| arg.io_error("writing", &e))?;
         return Ok(Json(FileUploadResponse {
             success: true,
             file_size: bytes.len() as u64,
@@ -86,16 +93,12 @@ async fn save(dest: PathBuf, mut multipart: Multipart) -> Result<Json<FileUpload
     }
 }
 
-async fn load(path: PathBuf) -> Result<Response> {
-    let meta = tokio::fs::metadata(&path)
-        .await
-        .map_err(|_| ApiError::NotFound)?;
-    if !meta.is_file() {
-        return Err(ApiError::NotFound);
-    }
+async fn load(raw: &str, path: PathBuf) -> Result<Response> {
+    let arg = PathArg::new(raw, PATH_LOC);
+    let meta = existing_file(arg, &path).await?;
     let file = tokio::fs::File::open(&path)
         .await
-        .map_err(|_| ApiError::NotFound)?;
+        .map_err(|e| arg.io_error("opening", &e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().replace('"', ""))
@@ -117,12 +120,14 @@ async fn load(path: PathBuf) -> Result<Response> {
 
 /// `POST /api/file/upload?path=<absolute>` (multipart field `file`).
 pub async fn upload(q: QueryMap, multipart: Multipart) -> Result<Json<FileUploadResponse>> {
-    save(server_path(&path_param(&q)?)?, multipart).await
+    let raw = path_param(&q)?;
+    save(&raw, server_path(&raw)?, multipart).await
 }
 
 /// `GET /api/file/download?path=<absolute>`.
 pub async fn download(q: QueryMap) -> Result<Response> {
-    load(server_path(&path_param(&q)?)?).await
+    let raw = path_param(&q)?;
+    load(&raw, server_path(&raw)?).await
 }
 
 /// `POST /api/conversations/{id}/file/upload?path=` (inside the workspace).
@@ -132,8 +137,9 @@ pub async fn conv_upload(
     q: QueryMap,
     multipart: Multipart,
 ) -> Result<Json<FileUploadResponse>> {
-    let dest = conv_path(&state, &cid, &path_param(&q)?).await?;
-    save(dest, multipart).await
+    let raw = path_param(&q)?;
+    let dest = conv_path(&state, &cid, &raw).await?;
+    save(&raw, dest, multipart).await
 }
 
 /// `GET /api/conversations/{id}/file/download?path=` (inside the workspace).
@@ -142,6 +148,7 @@ pub async fn conv_download(
     UrlPath(cid): UrlPath<String>,
     q: QueryMap,
 ) -> Result<Response> {
-    let path = conv_path(&state, &cid, &path_param(&q)?).await?;
-    load(path).await
+    let raw = path_param(&q)?;
+    let path = conv_path(&state, &cid, &raw).await?;
+    load(&raw, path).await
 }

@@ -2,10 +2,11 @@
 //! and writing files (with a modification-time check against lost updates), and the diff of
 //! everything changed since the conversation started, against a baseline of file contents
 //! taken when the server first saw the conversation. Every path is confined to the workspace:
-//! `..`, absolute paths elsewhere and symlinks leading out answer 403.
+//! `..`, absolute paths elsewhere and symlinks leading out answer 403; an empty or malformed
+//! path, or a folder where a file belongs (and the other way round), a 422 naming the field.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use axum::Json;
@@ -20,6 +21,10 @@ use tandem_protocol::{
 use crate::AppState;
 use crate::error::{ApiError, Result};
 use crate::extract::{ApiJson, QueryMap, conversation_id};
+
+mod paths;
+
+pub use paths::{PathArg, confine, existing_file, writable_file};
 
 /// Largest file the editor reads.
 pub const MAX_READ_BYTES: u64 = 10 * 1024 * 1024;
@@ -40,61 +45,6 @@ const SKIP_DIRS: &[&str] = &[
 ];
 /// The baseline file in the conversation directory.
 const BASELINE_FILE: &str = "tandem_workspace_baseline.json";
-
-/// Resolves `raw` (relative to `root`, or absolute inside it) to a path inside the workspace.
-pub fn confine(root: &Path, raw: &str) -> Result<PathBuf> {
-    let root = root
-        .canonicalize()
-        .map_err(|e| ApiError::NotFound.with_log(&e))?;
-    let p = Path::new(raw);
-    if p.components().any(|c| matches!(c, Component::ParentDir)) {
-        return Err(ApiError::Forbidden(format!(
-            "`{raw}` leaves the workspace (`..` is not allowed)"
-        )));
-    }
-    let joined = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    };
-    // The deepest existing ancestor, resolved with symlinks, must stay inside.
-    let mut existing = joined.as_path();
-    let mut rest = Vec::new();
-    while !existing.exists() && existing.symlink_metadata().is_err() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                existing = parent;
-            }
-            _ => break,
-        }
-    }
-    let resolved = existing
-        .canonicalize()
-        .map_err(|_| ApiError::Forbidden(format!("`{raw}` is outside the workspace")))?;
-    if !resolved.starts_with(&root) {
-        return Err(ApiError::Forbidden(format!(
-            "`{raw}` is outside the workspace {}",
-            root.display()
-        )));
-    }
-    let mut full = resolved;
-    for name in rest.into_iter().rev() {
-        full.push(name);
-    }
-    Ok(full)
-}
-
-trait WithLog {
-    fn with_log(self, e: &dyn std::fmt::Display) -> Self;
-}
-
-impl WithLog for ApiError {
-    fn with_log(self, e: &dyn std::fmt::Display) -> Self {
-        tracing::debug!("workspace: {e}");
-        self
-    }
-}
 
 fn rel(root: &Path, p: &Path) -> String {
     p.strip_prefix(root)
@@ -288,7 +238,17 @@ pub async fn tree(
 ) -> Result<Json<WorkspaceTree>> {
     let (root, _) = workspace_of(&state, &id).await?;
     let base = match q.get("path") {
-        Some(p) => confine(&root, p)?,
+        Some(p) => {
+            let arg = PathArg::new(p, &["query", "path"]);
+            let base = confine(&root, arg)?;
+            let meta = tokio::fs::metadata(&base)
+                .await
+                .map_err(|e| arg.io_error("listing", &e))?;
+            if !meta.is_dir() {
+                return Err(arg.invalid(format!("`{p}` is a file; give the path of a folder")));
+            }
+            base
+        }
         None => root.canonicalize().map_err(|_| ApiError::NotFound)?,
     };
     let root_c = root.canonicalize().map_err(|_| ApiError::NotFound)?;
@@ -336,13 +296,9 @@ pub async fn read_file(
     let raw = q.get("path").ok_or_else(|| {
         ApiError::field(&["query", "path"], "missing", "Field required", Value::Null)
     })?;
-    let path = confine(&root, raw)?;
-    let meta = tokio::fs::metadata(&path)
-        .await
-        .map_err(|_| ApiError::NotFound)?;
-    if !meta.is_file() {
-        return Err(ApiError::Unprocessable(format!("`{raw}` is not a file")));
-    }
+    let arg = PathArg::new(raw, &["query", "path"]);
+    let path = confine(&root, arg)?;
+    let meta = existing_file(arg, &path).await?;
     if meta.len() > MAX_READ_BYTES {
         return Err(ApiError::Unprocessable(format!(
             "`{raw}` is {} bytes; the editor opens files up to {MAX_READ_BYTES} bytes",
@@ -351,7 +307,7 @@ pub async fn read_file(
     }
     let bytes = tokio::fs::read(&path)
         .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+        .map_err(|e| arg.io_error("reading", &e))?;
     let binary = is_binary(&bytes);
     let root_c = root.canonicalize().map_err(|_| ApiError::NotFound)?;
     Ok(Json(WorkspaceFile {
@@ -374,7 +330,9 @@ pub async fn write_file(
     ApiJson(req): ApiJson<WriteWorkspaceFileRequest>,
 ) -> Result<Json<WorkspaceFile>> {
     let (root, _) = workspace_of(&state, &id).await?;
-    let path = confine(&root, &req.path)?;
+    let arg = PathArg::new(&req.path, &["body", "path"]);
+    let path = confine(&root, arg)?;
+    writable_file(arg, &path).await?;
     if let Some(expected) = req.expected_mtime_ms
         && let Ok(meta) = tokio::fs::metadata(&path).await
     {
@@ -389,14 +347,14 @@ pub async fn write_file(
     if let Some(parent) = path.parent() {
         tokio::fs::create_dir_all(parent)
             .await
-            .map_err(|e| ApiError::Internal(e.to_string()))?;
+            .map_err(|e| arg.io_error("creating the folders of", &e))?;
     }
     tokio::fs::write(&path, req.content.as_bytes())
         .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+        .map_err(|e| arg.io_error("writing", &e))?;
     let meta = tokio::fs::metadata(&path)
         .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+        .map_err(|e| arg.io_error("reading", &e))?;
     let root_c = root.canonicalize().map_err(|_| ApiError::NotFound)?;
     Ok(Json(WorkspaceFile {
         path: rel(&root_c, &path),
