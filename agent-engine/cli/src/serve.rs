@@ -138,16 +138,16 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
     let first_key = config.session_keys.first().cloned();
     let mut server = Server::start(config).await.with_cors(cors.clone());
     println!("Tandem agent server on http://{local}");
-    match ui_dir() {
-        Some(dir) => {
-            server = server.with_ui_dir(dir);
-            let key = first_key.map(|k| format!("#key={k}")).unwrap_or_default();
-            println!("Open the UI: http://{local}/ui/{key}");
-        }
-        None => eprintln!(
-            "· no UI build found (run `npm run -w ui build`, or set TANDEM_UI_DIR): API only"
-        ),
+    let (ui, note) = tandem_server::ui::UiSource::from_env();
+    if let Some(note) = note {
+        eprintln!("warning: {note}");
     }
+    if ui.has_ui() {
+        let key = first_key.map(|k| format!("#key={k}")).unwrap_or_default();
+        println!("Open the UI: http://{local}/ui/{key}");
+    }
+    eprintln!("· web UI: {}", ui.describe());
+    server = server.with_ui(ui);
     eprintln!(
         "· conversations in {}; {}",
         conversations.display(),
@@ -174,20 +174,6 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
         .await
         .context("the server stopped")?;
     Ok(0)
-}
-
-/// The web UI build: `TANDEM_UI_DIR`, else `ui/dist` of the current folder, else of the
-/// checkout the binary was built in (`target/<profile>/tandem` → `ui/dist`).
-fn ui_dir() -> Option<std::path::PathBuf> {
-    let has_index = |d: &std::path::Path| d.join("index.html").is_file();
-    if let Some(d) = std::env::var_os("TANDEM_UI_DIR").map(std::path::PathBuf::from) {
-        return has_index(&d).then_some(d);
-    }
-    let from_cwd = std::env::current_dir().ok().map(|c| c.join("ui/dist"));
-    let from_exe = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.ancestors().nth(3).map(|root| root.join("ui/dist")));
-    from_cwd.into_iter().chain(from_exe).find(|d| has_index(d))
 }
 
 async fn shutdown_signal() {

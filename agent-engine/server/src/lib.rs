@@ -26,7 +26,7 @@ pub mod routes;
 mod secrets;
 mod server_info;
 mod sockets;
-mod ui;
+pub mod ui;
 mod workspace;
 
 use std::sync::{Arc, Mutex};
@@ -112,8 +112,8 @@ async fn openapi_json() -> axum::response::Response {
 pub struct Server {
     state: AppState,
     sweeper: tokio::task::JoinHandle<()>,
-    /// The web UI build served at `/ui/`, when there is one.
-    ui_dir: Option<std::path::PathBuf>,
+    /// Where the web UI served at `/ui/` comes from, when it is served.
+    ui: Option<ui::UiSource>,
     /// Browser origins allowed to call the API (CORS).
     cors: Cors,
 }
@@ -158,7 +158,7 @@ impl Server {
         Self {
             state,
             sweeper,
-            ui_dir: None,
+            ui: None,
             cors: Cors::default(),
         }
     }
@@ -168,11 +168,17 @@ impl Server {
         &self.state
     }
 
-    /// Serves the web UI build in `dir` (its `index.html` and assets) at `/ui/`, without a
-    /// key: the page asks for one (or reads it from `#key=`) before it calls the API.
-    pub fn with_ui_dir(mut self, dir: std::path::PathBuf) -> Self {
-        self.ui_dir = Some(dir);
+    /// Serves the web UI from `source` (the build embedded in the binary, or one on disk) at
+    /// `/ui/`, without a key: the page asks for one (or reads it from `#key=`) before it calls
+    /// the API.
+    pub fn with_ui(mut self, source: ui::UiSource) -> Self {
+        self.ui = Some(source);
         self
+    }
+
+    /// Serves the web UI build in `dir` (its `index.html` and assets) at `/ui/`.
+    pub fn with_ui_dir(self, dir: std::path::PathBuf) -> Self {
+        self.with_ui(ui::UiSource::Dir(dir))
     }
 
     /// Lets browser pages on `cors`'s origins call the API (see [`Cors`]); without it no
@@ -193,9 +199,9 @@ impl Server {
             .layer(DefaultBodyLimit::max(self.state.config.max_body_bytes))
             .layer(axum::middleware::from_fn(gateway::openai_errors))
             .with_state(self.state.clone());
-        let app = match &self.ui_dir {
-            Some(dir) => api
-                .merge(ui::router(dir.clone()))
+        let app = match &self.ui {
+            Some(source) => api
+                .merge(ui::router(source.clone()))
                 .layer(axum::middleware::from_fn(ui::redirect_browsers)),
             None => api,
         };

@@ -1,25 +1,109 @@
-//! The web UI's static files under `/ui/`: the same `ui/dist` build the desktop app embeds,
-//! for people who open the agent server in a browser. Read from disk on each request (the
-//! files are few and small next to what the UI then fetches); paths cannot leave the folder.
-//! A browser opening the server's root (`GET /` preferring HTML) is sent on to `/ui/`; API
-//! clients asking for JSON, or for nothing in particular, keep getting the server info there.
+//! The web UI under `/ui/`: the same `ui/dist` build the desktop app embeds, for people who
+//! open the agent server in a browser. By default the build embedded in this binary at
+//! compile time (see `build.rs`), so a `tandem` copied anywhere serves it; `TANDEM_UI_DIR`
+//! points at a build on disk instead, read on each request. Paths cannot leave the build.
+//! Hashed assets (`assets/…`) are cached for a year, everything else is revalidated
+//! (`no-cache`, with an ETag for embedded files); embedded files are stored gzipped and sent
+//! so to clients that accept gzip. A browser opening the server's root (`GET /` preferring
+//! HTML) is sent on to `/ui/`; API clients asking for JSON, or for nothing in particular, keep
+//! getting the server info there.
 
 use std::path::{Component, Path, PathBuf};
 
 use axum::Router;
 use axum::extract::{Path as UrlPath, Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
-/// Routes `/ui`, `/ui/` and `/ui/{*path}` serving the files of `dir`.
-pub fn router(dir: PathBuf) -> Router {
+mod embedded;
+
+/// `Cache-Control` of hashed assets: their name changes with their content.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+/// `Cache-Control` of everything else (`index.html` first): revalidate every time.
+const REVALIDATE: &str = "no-cache";
+
+/// Where the UI's files come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UiSource {
+    /// The build embedded in this binary; a page saying how to build the UI when the binary
+    /// was built without one.
+    Embedded,
+    /// A build on disk (a folder with `index.html`), read on each request.
+    Dir(PathBuf),
+}
+
+impl UiSource {
+    /// `TANDEM_UI_DIR` when it is set, else the embedded build; see [`choose`](Self::choose).
+    pub fn from_env() -> (Self, Option<String>) {
+        Self::choose(
+            std::env::var_os("TANDEM_UI_DIR")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+        )
+    }
+
+    /// `dir` (the value of `TANDEM_UI_DIR`) when it holds a build, else the embedded build;
+    /// with a note to show when `dir` was given but holds no `index.html`.
+    pub fn choose(dir: Option<PathBuf>) -> (Self, Option<String>) {
+        match dir {
+            Some(d) if d.join("index.html").is_file() => (Self::Dir(d), None),
+            Some(d) => (
+                Self::Embedded,
+                Some(format!(
+                    "TANDEM_UI_DIR={} has no index.html: serving the UI built into this binary instead",
+                    d.display()
+                )),
+            ),
+            None => (Self::Embedded, None),
+        }
+    }
+
+    /// Whether it serves a UI (the embedded source of a binary built without one does not).
+    pub fn has_ui(&self) -> bool {
+        match self {
+            Self::Embedded => embedded::present(),
+            Self::Dir(_) => true,
+        }
+    }
+
+    /// Where the UI comes from, for the start-up message.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Dir(d) => format!("the UI build in {} (TANDEM_UI_DIR)", d.display()),
+            Self::Embedded if embedded::present() => {
+                let (files, raw, stored) = embedded::stats();
+                format!(
+                    "the UI built into this binary ({files} files, {:.1} MB, {:.1} MB stored)",
+                    mb(raw),
+                    mb(stored)
+                )
+            }
+            Self::Embedded => "no UI: this binary was built without ui/dist (run `npm run -w ui build`, then build tandem again, or set TANDEM_UI_DIR)".into(),
+        }
+    }
+}
+
+fn mb(bytes: u64) -> f64 {
+    // Display only.
+    #[allow(clippy::cast_precision_loss)]
+    let b = bytes as f64;
+    b / 1_000_000.0
+}
+
+/// The embedded build: files, bytes of the build, bytes stored in the binary.
+pub fn embedded_stats() -> (usize, u64, u64) {
+    embedded::stats()
+}
+
+/// Routes `/ui`, `/ui/` and `/ui/{*path}` serving `source`.
+pub fn router(source: UiSource) -> Router {
     Router::new()
         .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
         .route("/ui/", get(index))
         .route("/ui/{*path}", get(file))
-        .with_state(dir)
+        .with_state(source)
 }
 
 /// Middleware: `GET /` from a browser (its `Accept` prefers `text/html` over JSON) answers
@@ -31,19 +115,17 @@ pub async fn redirect_browsers(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-/// Whether the `Accept` headers rank `text/html` above `application/json` (by q-value, each
-/// type taking the q of the most specific range that matches it). No `Accept`, `*/*` alone or
-/// a tie keep JSON.
-pub fn prefers_html(headers: &HeaderMap) -> bool {
-    let ranges: Vec<(String, f32)> = headers
-        .get_all(header::ACCEPT)
+/// The `(range, q)` pairs of the comma-separated lists in the headers `name`.
+fn q_list(headers: &HeaderMap, name: header::HeaderName) -> Vec<(String, f32)> {
+    headers
+        .get_all(name)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .filter_map(|item| {
             let mut parts = item.split(';');
             let range = parts.next()?.trim().to_ascii_lowercase();
-            if !range.contains('/') {
+            if range.is_empty() {
                 return None;
             }
             let q = parts
@@ -52,6 +134,16 @@ pub fn prefers_html(headers: &HeaderMap) -> bool {
                 .unwrap_or(1.0);
             Some((range, q))
         })
+        .collect()
+}
+
+/// Whether the `Accept` headers rank `text/html` above `application/json` (by q-value, each
+/// type taking the q of the most specific range that matches it). No `Accept`, `*/*` alone or
+/// a tie keep JSON.
+pub fn prefers_html(headers: &HeaderMap) -> bool {
+    let ranges: Vec<(String, f32)> = q_list(headers, header::ACCEPT)
+        .into_iter()
+        .filter(|(r, _)| r.contains('/'))
         .collect();
     let q_of = |media: &str| -> f32 {
         let (kind, _) = media.split_once('/').unwrap_or((media, ""));
@@ -77,28 +169,133 @@ pub fn prefers_html(headers: &HeaderMap) -> bool {
     html > 0.0 && html > q_of("application/json")
 }
 
-async fn index(State(dir): State<PathBuf>) -> Response {
-    serve(&dir, "index.html").await
+/// Whether `Accept-Encoding` admits gzip (`gzip` or `*` with a q above zero, unless `gzip`
+/// itself is refused).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    let list = q_list(headers, header::ACCEPT_ENCODING);
+    match list.iter().find(|(c, _)| c == "gzip" || c == "x-gzip") {
+        Some((_, q)) => *q > 0.0,
+        None => list.iter().any(|(c, q)| c == "*" && *q > 0.0),
+    }
 }
 
-async fn file(State(dir): State<PathBuf>, UrlPath(path): UrlPath<String>) -> Response {
-    serve(&dir, &path).await
+async fn index(State(source): State<UiSource>, headers: HeaderMap) -> Response {
+    serve(&source, "index.html", &headers).await
 }
 
-async fn serve(dir: &Path, relative: &str) -> Response {
+async fn file(
+    State(source): State<UiSource>,
+    UrlPath(path): UrlPath<String>,
+    headers: HeaderMap,
+) -> Response {
+    serve(&source, &path, &headers).await
+}
+
+fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, "not found").into_response()
+}
+
+async fn serve(source: &UiSource, relative: &str, headers: &HeaderMap) -> Response {
     let rel = Path::new(relative);
     if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-        return (StatusCode::NOT_FOUND, "not found").into_response();
+        return not_found();
     }
-    let path = dir.join(rel);
-    match tokio::fs::read(&path).await {
-        Ok(bytes) => ([(header::CONTENT_TYPE, content_type(&path))], bytes).into_response(),
-        Err(_) => (StatusCode::NOT_FOUND, "not found").into_response(),
+    match source {
+        UiSource::Dir(dir) => {
+            let path = dir.join(rel);
+            match tokio::fs::read(&path).await {
+                Ok(bytes) => (
+                    [
+                        (header::CONTENT_TYPE, content_type(relative)),
+                        (header::CACHE_CONTROL, cache_control(relative)),
+                    ],
+                    bytes,
+                )
+                    .into_response(),
+                Err(_) => not_found(),
+            }
+        }
+        UiSource::Embedded => match embedded::find(relative) {
+            Some(f) => serve_embedded(f, headers),
+            None if !embedded::present() => (
+                StatusCode::NOT_FOUND,
+                [
+                    (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                    (header::CACHE_CONTROL, REVALIDATE),
+                ],
+                embedded::MISSING_PAGE,
+            )
+                .into_response(),
+            None => not_found(),
+        },
     }
 }
 
-fn content_type(path: &Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+fn serve_embedded(f: &'static embedded::EmbeddedFile, headers: &HeaderMap) -> Response {
+    let mut resp_headers = HeaderMap::new();
+    resp_headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type(f.path)),
+    );
+    resp_headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(cache_control(f.path)),
+    );
+    resp_headers.insert(header::ETAG, HeaderValue::from_static(f.etag));
+    if f.gzip {
+        resp_headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    let fresh = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|tag| {
+            let tag = tag.trim();
+            tag == "*" || tag.trim_start_matches("W/") == f.etag
+        });
+    if fresh {
+        return (StatusCode::NOT_MODIFIED, resp_headers).into_response();
+    }
+    if !f.gzip {
+        return (resp_headers, f.bytes).into_response();
+    }
+    if accepts_gzip(headers) {
+        resp_headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        return (resp_headers, f.bytes).into_response();
+    }
+    match gunzip(f.bytes) {
+        Ok(bytes) => (resp_headers, bytes).into_response(),
+        Err(e) => {
+            tracing::warn!("the embedded UI file {} does not unpack: {e}", f.path);
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the embedded UI file is damaged",
+            )
+                .into_response()
+        }
+    }
+}
+
+fn gunzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Hashed build output (Vite's `assets/`) never changes under its name.
+fn cache_control(path: &str) -> &'static str {
+    if path.starts_with("assets/") {
+        IMMUTABLE
+    } else {
+        REVALIDATE
+    }
+}
+
+fn content_type(path: &str) -> &'static str {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext {
         "html" => "text/html; charset=utf-8",
         "js" | "mjs" => "text/javascript; charset=utf-8",
         "css" => "text/css; charset=utf-8",
@@ -110,101 +307,10 @@ fn content_type(path: &Path) -> &'static str {
         "woff2" => "font/woff2",
         "woff" => "font/woff",
         "ttf" => "font/ttf",
+        "txt" => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use axum::body::Body;
-    use axum::http::Request;
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-
-    use super::*;
-
-    async fn get_path(app: &Router, uri: &str) -> (StatusCode, String, String) {
-        let resp = app
-            .clone()
-            .oneshot(Request::get(uri).body(Body::empty()).unwrap())
-            .await
-            .unwrap();
-        let status = resp.status();
-        let ct = resp
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .map(|v| v.to_str().unwrap().to_owned())
-            .unwrap_or_default();
-        let body = String::from_utf8_lossy(&resp.into_body().collect().await.unwrap().to_bytes())
-            .into_owned();
-        (status, ct, body)
-    }
-
-    #[test]
-    fn browsers_prefer_html_and_api_clients_json() {
-        let accepts = |values: &[&str]| {
-            let mut h = HeaderMap::new();
-            for v in values {
-                h.append(header::ACCEPT, v.parse().unwrap());
-            }
-            prefers_html(&h)
-        };
-        // Chromium's and Firefox's navigation Accept headers.
-        assert!(accepts(&[
-            "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
-        ]));
-        assert!(accepts(&["text/html"]));
-        assert!(accepts(&["application/json;q=0.5", "text/*"]));
-        assert!(!accepts(&[]));
-        assert!(!accepts(&["*/*"]));
-        assert!(!accepts(&["application/json"]));
-        assert!(!accepts(&["application/json, text/html"]));
-        assert!(!accepts(&["text/html;q=0.5, application/json"]));
-        assert!(!accepts(&["text/html;q=0"]));
-        assert!(!accepts(&["nonsense"]));
-    }
-
-    #[tokio::test]
-    async fn serves_the_build_and_nothing_outside_it() {
-        let root = tempfile::tempdir().unwrap();
-        let dist = root.path().join("dist");
-        std::fs::create_dir_all(dist.join("assets")).unwrap();
-        std::fs::write(dist.join("index.html"), "<html>tandem</html>").unwrap();
-        std::fs::write(dist.join("assets/app.js"), "console.log(1)").unwrap();
-        std::fs::write(root.path().join("secret.txt"), "outside").unwrap();
-        let app = router(dist);
-        assert_eq!(
-            get_path(&app, "/ui/").await,
-            (
-                StatusCode::OK,
-                "text/html; charset=utf-8".into(),
-                "<html>tandem</html>".into()
-            )
-        );
-        let (status, ct, body) = get_path(&app, "/ui/assets/app.js").await;
-        assert_eq!(
-            (status, ct.as_str(), body.as_str()),
-            (
-                StatusCode::OK,
-                "text/javascript; charset=utf-8",
-                "console.log(1)"
-            )
-        );
-        assert_eq!(
-            get_path(&app, "/ui/../secret.txt").await.0,
-            StatusCode::NOT_FOUND
-        );
-        assert_eq!(
-            get_path(&app, "/ui/%2e%2e/secret.txt").await.0,
-            StatusCode::NOT_FOUND
-        );
-        assert_eq!(
-            get_path(&app, "/ui/missing.js").await.0,
-            StatusCode::NOT_FOUND
-        );
-        assert_eq!(
-            get_path(&app, "/ui").await.0,
-            StatusCode::PERMANENT_REDIRECT
-        );
-    }
-}
+mod tests;

@@ -1,6 +1,7 @@
 //! Browser-facing behaviour of the full router: `GET /` sends browsers to the UI and keeps
-//! answering API clients with the server info, and CORS admits exactly the configured origins
-//! (preflights without the key, real requests still with it).
+//! answering API clients with the server info; the UI embedded in the binary is served
+//! whatever the working directory, and a UI folder (`TANDEM_UI_DIR`) replaces it; CORS admits
+//! exactly the configured origins (preflights without the key, real requests still with it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,6 +10,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
+use tandem_server::ui::UiSource;
 use tandem_server::{Cors, Server, ServerConfig};
 use tower::ServiceExt;
 
@@ -104,6 +106,88 @@ async fn without_a_ui_browsers_get_server_info_too() {
     let (status, _, body) = send(&app, get("/", &[("accept", BROWSER_ACCEPT)])).await;
     assert_eq!(status, StatusCode::OK);
     assert!(is_server_info(&body));
+}
+
+async fn app_with_ui(source: UiSource) -> App {
+    let home = tempfile::tempdir().unwrap();
+    let mut config = ServerConfig::new(home.path());
+    config.session_keys = vec![KEY.into()];
+    let server = Server::start(config).await.with_ui(source);
+    App {
+        router: server.router(),
+        _server: server,
+        _home: home,
+    }
+}
+
+#[tokio::test]
+async fn the_embedded_ui_is_served_whatever_the_working_directory() {
+    // Nothing to find here: no ui/dist, no checkout.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::env::set_current_dir(elsewhere.path()).unwrap();
+    let (source, note) = UiSource::choose(None);
+    assert_eq!((&source, note), (&UiSource::Embedded, None));
+    assert!(
+        source.has_ui(),
+        "tandem-server was built without ui/dist: run `npm run -w ui build` before cargo"
+    );
+    let app = app_with_ui(source).await;
+
+    let (status, headers, html) = send(&app, get("/ui/", &[("accept", BROWSER_ACCEPT)])).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers[header::CONTENT_TYPE], "text/html; charset=utf-8");
+    assert_eq!(headers[header::CACHE_CONTROL], "no-cache");
+    assert!(html.contains("<div id=\"root\"></div>"), "{html}");
+    // The entry script the page names.
+    let start = html.find("assets/").expect("the page loads assets/");
+    let end = start + html[start..].find(".js").expect("a script") + 3;
+    let script = &html[start..end];
+    let (status, headers, body) = send(&app, get(&format!("/ui/{script}"), &[])).await;
+    assert_eq!(status, StatusCode::OK, "{script}");
+    assert_eq!(
+        headers[header::CONTENT_TYPE],
+        "text/javascript; charset=utf-8"
+    );
+    assert!(
+        headers[header::CACHE_CONTROL]
+            .to_str()
+            .unwrap()
+            .contains("immutable")
+    );
+    assert!(!body.is_empty());
+    let (status, headers, _) = send(
+        &app,
+        get(&format!("/ui/{script}"), &[("accept-encoding", "gzip")]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers[header::CONTENT_ENCODING], "gzip");
+    // Browsers opening the root land there.
+    let (status, headers, _) = send(&app, get("/", &[("accept", BROWSER_ACCEPT)])).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(headers[header::LOCATION], "/ui/");
+}
+
+#[tokio::test]
+async fn a_ui_folder_replaces_the_embedded_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("assets")).unwrap();
+    std::fs::write(dir.path().join("index.html"), "<html>from disk</html>").unwrap();
+    std::fs::write(dir.path().join("assets/a-1.js"), "export {}").unwrap();
+    let (source, note) = UiSource::choose(Some(dir.path().to_path_buf()));
+    assert_eq!(note, None);
+    let app = app_with_ui(source).await;
+    let (status, _, body) = send(&app, get("/ui/", &[])).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (StatusCode::OK, "<html>from disk</html>")
+    );
+    let (status, _, body) = send(&app, get("/ui/assets/a-1.js", &[])).await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, "export {}"));
+    // A folder without a build is not used.
+    let (source, note) = UiSource::choose(Some(dir.path().join("assets")));
+    assert_eq!(source, UiSource::Embedded);
+    assert!(note.unwrap().contains("TANDEM_UI_DIR"));
 }
 
 const ALLOWED: &str = "https://app.example.com";
