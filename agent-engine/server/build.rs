@@ -23,18 +23,26 @@ fn main() -> Result<()> {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").ok_or("no OUT_DIR")?);
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=TANDEM_UI_DIST");
-    let dist = match std::env::var_os("TANDEM_UI_DIST") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => manifest.join("../../ui/dist"),
+    let overridden = std::env::var_os("TANDEM_UI_DIST").filter(|d| !d.is_empty());
+    let dist = match &overridden {
+        Some(d) => PathBuf::from(d),
+        None => manifest.join("../../ui/dist"),
     };
     let table = if dist.join("index.html").is_file() {
         // Cargo scans the folder: a rebuilt UI is embedded again.
         println!("cargo:rerun-if-changed={}", dist.display());
         embed(&dist, &out.join("ui"))?
     } else {
-        // Watch the folder that will hold the build (a missing path would rerun this script,
-        // and rebuild the crate, on every build).
-        let watch = dist.parent().filter(|p| p.is_dir()).unwrap_or(&dist);
+        // Watch the project's ui/ folder, which will hold the build (a missing path would rerun
+        // this script, and rebuild the crate, on every build). Never the parent of a folder
+        // named by TANDEM_UI_DIST: cargo scans a watched folder whole, and that parent may be
+        // `/` or a home folder. A missing override is watched as is.
+        let ui = manifest.join("../../ui");
+        let watch = if overridden.is_none() && ui.is_dir() {
+            &ui
+        } else {
+            &dist
+        };
         println!("cargo:rerun-if-changed={}", watch.display());
         println!(
             "cargo:warning=no web UI build at {}: this tandem binary will serve a page saying how to build it at /ui/. Run `npm ci && npm run -w ui build`, then build tandem again, to embed the UI.",
