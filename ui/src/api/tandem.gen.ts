@@ -842,6 +842,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * ProfileListResponse: saved LLM profiles (never their keys) and the active one
+         * @description ProfileListResponse: saved LLM profiles (never their keys) and the active one.
+         */
+        get: operations["get_api_profiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/profiles/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * ProfileDetailResponse: the profile's LLM config with its secrets masked (api_key null, api_key_set)
+         * @description ProfileDetailResponse: the profile's LLM config with its secrets masked (api_key null, api_key_set); 404 when unknown.
+         */
+        get: operations["get_api_profiles__name_"];
+        put?: never;
+        /**
+         * Body SaveProfileRequest {llm, include_secrets?} → 201 ProfileMutationResponse
+         * @description Body SaveProfileRequest {llm, include_secrets?} → 201 ProfileMutationResponse; saves (or replaces) the profile, its key encrypted at rest; 409 past 50 profiles.
+         */
+        post: operations["post_api_profiles__name_"];
+        /**
+         * ProfileMutationResponse
+         * @description ProfileMutationResponse; deletes the profile (idempotent).
+         */
+        delete: operations["delete_api_profiles__name_"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/profiles/{name}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * ActivateProfileResponse
+         * @description ActivateProfileResponse; records the active profile; 404 when unknown.
+         */
+        post: operations["post_api_profiles__name__activate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings/secrets": {
         parameters: {
             query?: never;
@@ -1060,8 +1128,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * ChatCompletionRequest → ChatCompletionResponse (or chat.completion.chunk SSE with stream:true)
-         * @description ChatCompletionRequest → ChatCompletionResponse (or chat.completion.chunk SSE with stream:true); header X-OpenHands-ServerConversation-ID appends to a conversation. (Tandem addition.)
+         * ChatCompletionRequest → ChatCompletionResponse, or with stream:true chat.completion.chunk SSE (a last usage chunk with stream_options.include_usage)
+         * @description ChatCompletionRequest → ChatCompletionResponse, or with stream:true chat.completion.chunk SSE (a last usage chunk with stream_options.include_usage); every answer names its conversation in X-OpenHands-ServerConversation-ID, which a request sends to continue it; errors in OpenAI's shape.
          */
         post: operations["post_v1_chat_completions"];
         delete?: never;
@@ -1078,8 +1146,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * ModelList: LLM profiles as tandem_{profile}
-         * @description ModelList: LLM profiles as tandem_{profile}. (Tandem addition.)
+         * ModelList: every LLM profile as openhands_{profile}
+         * @description ModelList: every LLM profile as openhands_{profile}.
          */
         get: operations["get_v1_models"];
         put?: never;
@@ -1090,10 +1158,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * ResponseRequest → ResponseObject (output_text is the agent's final answer), or with stream:true the response.* SSE events ending in response.completed
+         * @description ResponseRequest → ResponseObject (output_text is the agent's final answer), or with stream:true the response.* SSE events ending in response.completed; previous_response_id continues its conversation; errors in OpenAI's shape.
+         */
+        post: operations["post_v1_responses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description `POST /api/profiles/{name}/activate`. */
+        ActivateProfileResponse: {
+            /** @description Whether agent settings were changed (Tandem's server keeps none: false). */
+            llm_applied?: boolean;
+            /** @description What happened. */
+            message: string;
+            /** @description The profile's name. */
+            name: string;
+        };
         /** @description Answers of `ask_agent` and `agent_final_response`: `{"response": "..."}`. */
         AgentResponse: {
             /** @description The text. */
@@ -1214,14 +1311,18 @@ export interface components {
             /** @description The assistant's message. */
             message: components["schemas"]["ChatMessage"];
         };
-        /** @description `POST /v1/chat/completions` (Tandem gateway). */
+        /** @description `POST /v1/chat/completions`. */
         ChatCompletionRequest: {
-            /** @description The chat so far; the latest user message is the task. */
+            /**
+             * @description The chat so far; the latest user message is the task, `system` / `developer` messages
+             *     are appended to the agent's system prompt of a new conversation.
+             */
             messages: components["schemas"]["ChatMessage"][];
-            /** @description `tandem_{profile}` or `openhands_{profile}`. */
+            /** @description `openhands_{profile}` (or `tandem_{profile}`). */
             model: string;
             /** @description Stream the answer as `chat.completion.chunk` events. */
             stream?: boolean;
+            stream_options?: components["schemas"]["StreamOptions"] | null;
         } & {
             [key: string]: unknown;
         };
@@ -1240,7 +1341,7 @@ export interface components {
             model: string;
             /** @description `chat.completion`. */
             object: string;
-            /** @description Tokens used by the conversation's LLM calls. */
+            /** @description Tokens this request's LLM calls used. */
             usage: components["schemas"]["ChatUsage"];
         };
         /** @description A chat message of the OpenAI-compatible gateway (`content` is a string or a list of parts). */
@@ -1494,6 +1595,14 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Cached prompt tokens. */
+        InputTokensDetails: {
+            /**
+             * Format: int64
+             * @description Prompt tokens read from the provider's cache.
+             */
+            cached_tokens: number;
+        };
         /**
          * @description LLM configuration, with upstream's field names. Fields this version does not use are kept in
          *     `extra`. `api_key` is never persisted by the engine.
@@ -1608,7 +1717,7 @@ export interface components {
              * @description Unix seconds.
              */
             created: number;
-            /** @description `tandem_{profile}`. */
+            /** @description `openhands_{profile}`. */
             id: string;
             /** @description `model`. */
             object: string;
@@ -1628,13 +1737,64 @@ export interface components {
             code?: string | null;
             /** @description For people. */
             message: string;
-            /** @description `invalid_request_error`, `authentication_error`, `server_error`, ... */
+            /** @description The request field at fault, if one is. */
+            param?: string | null;
+            /** @description `invalid_request_error`, `authentication_error`, `not_found_error`, `server_error`, ... */
             type: string;
         };
-        /** @description An error in OpenAI's shape: `{"error": {"message", "type", "code"}}`. */
+        /** @description An error in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`. */
         OpenAiErrorResponse: {
             /** @description The error. */
             error: components["schemas"]["OpenAiError"];
+        };
+        /** @description Reasoning tokens. */
+        OutputTokensDetails: {
+            /**
+             * Format: int64
+             * @description Reasoning tokens.
+             */
+            reasoning_tokens: number;
+        };
+        /**
+         * @description `GET /api/profiles/{name}`: the profile's LLM config, its secrets masked (`api_key` is
+         *     `null`, other secret fields `**********`).
+         */
+        ProfileDetailResponse: {
+            /** @description Whether it holds an API key. */
+            api_key_set?: boolean;
+            /** @description The LLM config without secrets. */
+            config: Record<string, never>;
+            /** @description The profile's name. */
+            name: string;
+        };
+        /** @description One saved LLM profile of `GET /api/profiles` (never its key). */
+        ProfileInfo: {
+            /** @description Whether it holds an API key. */
+            api_key_set?: boolean;
+            /** @description Its base URL. */
+            base_url?: string | null;
+            /** @description Its model. */
+            model?: string | null;
+            /** @description The profile's name. */
+            name: string;
+            /** @description Always false. */
+            provider_connection_broken?: boolean;
+            /** @description Always `null` (Tandem has no provider connections). */
+            provider_connection_id?: string | null;
+        };
+        /** @description `GET /api/profiles`. */
+        ProfileListResponse: {
+            /** @description The profile last activated, if it still exists. */
+            active_profile?: string | null;
+            /** @description The saved profiles, by name. */
+            profiles: components["schemas"]["ProfileInfo"][];
+        };
+        /** @description The answer of saving or deleting a profile. */
+        ProfileMutationResponse: {
+            /** @description What happened. */
+            message: string;
+            /** @description The profile's name. */
+            name: string;
         };
         /** @description A client frame of `/sockets/pty/{id}` (Tandem). */
         PtyClientFrame: {
@@ -1673,6 +1833,24 @@ export interface components {
             /** @enum {string} */
             type: "error";
         };
+        /** @description Why a response failed. */
+        ResponseError: {
+            /** @description Machine-readable code. */
+            code: string;
+            /** @description For people. */
+            message: string;
+        };
+        /** @description The `input` of a Responses request: text or message items. */
+        ResponseInput: string | components["schemas"]["ResponseInputItem"][];
+        /** @description One item of a Responses `input` list: a message (`type` `message` or absent). */
+        ResponseInputItem: {
+            /** @description Text, or `[{"type":"input_text","text"}, {"type":"input_image","image_url"}]`. */
+            content?: unknown;
+            /** @description `user`, `system`, `developer`, `assistant`. */
+            role?: string;
+            /** @description `message` (the only kind the gateway takes). */
+            type?: string | null;
+        };
         /** @description Latency of one LLM call. */
         ResponseLatency: {
             /**
@@ -1684,6 +1862,110 @@ export interface components {
             model: string;
             /** @description Provider response id. */
             response_id: string;
+        };
+        /** @description `POST /v1/responses` answer (and the `response` of its stream events). */
+        ResponseObject: {
+            /**
+             * Format: double
+             * @description Unix seconds, once completed.
+             */
+            completed_at?: number | null;
+            /**
+             * Format: double
+             * @description Unix seconds.
+             */
+            created_at: number;
+            error?: components["schemas"]["ResponseError"] | null;
+            /** @description `resp_...`; pass it as `previous_response_id` to continue. */
+            id: string;
+            /** @description Always `null`. */
+            incomplete_details?: Record<string, never> | null;
+            /** @description As requested. */
+            instructions?: string | null;
+            /** @description As requested. */
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description The model as requested. */
+            model: string;
+            /** @description `response`. */
+            object: string;
+            /** @description The assistant message (empty while in progress). */
+            output: components["schemas"]["ResponseOutputMessage"][];
+            /** @description Always false. */
+            parallel_tool_calls: boolean;
+            /** @description As requested. */
+            previous_response_id?: string | null;
+            /** @description `in_progress`, `completed` or `failed`. */
+            status: string;
+            /** @description Always `none`: the agent's tools stay inside the server. */
+            tool_choice: string;
+            /** @description Always empty. */
+            tools: Record<string, never>[];
+            usage?: components["schemas"]["ResponseUsage"] | null;
+        };
+        /** @description The assistant message of a response. */
+        ResponseOutputMessage: {
+            /** @description The final answer as one `output_text` part (none while in progress). */
+            content: components["schemas"]["ResponseOutputText"][];
+            /** @description `msg_...`. */
+            id: string;
+            /** @description `assistant`. */
+            role: string;
+            /** @description `in_progress` or `completed`. */
+            status: string;
+            /** @description `message`. */
+            type: string;
+        };
+        /** @description An `output_text` part of a Responses message. */
+        ResponseOutputText: {
+            /** @description Always empty. */
+            annotations: Record<string, never>[];
+            /** @description The text. */
+            text: string;
+            /** @description `output_text`. */
+            type: string;
+        };
+        /** @description `POST /v1/responses`. */
+        ResponseRequest: {
+            /** @description The user's turn. */
+            input: components["schemas"]["ResponseInput"];
+            /** @description Appended to the agent's system prompt of a new conversation. */
+            instructions?: string | null;
+            /** @description Echoed in the response. */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            /** @description `openhands_{profile}` (or `tandem_{profile}`). */
+            model: string;
+            /** @description Continues the conversation of that response. */
+            previous_response_id?: string | null;
+            /** @description Stream the standard `response.*` events. */
+            stream?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Token counts of a response. */
+        ResponseUsage: {
+            /**
+             * Format: int64
+             * @description Prompt tokens.
+             */
+            input_tokens: number;
+            /** @description Of which cached. */
+            input_tokens_details: components["schemas"]["InputTokensDetails"];
+            /**
+             * Format: int64
+             * @description Completion tokens.
+             */
+            output_tokens: number;
+            /** @description Of which reasoning. */
+            output_tokens_details: components["schemas"]["OutputTokensDetails"];
+            /**
+             * Format: int64
+             * @description Sum of input and output.
+             */
+            total_tokens: number;
         };
         /**
          * @description Who speaks a [`Message`].
@@ -1698,6 +1980,13 @@ export interface components {
             runtime_error?: string | null;
             /** @description `available`. */
             runtime_status: string;
+        };
+        /** @description `POST /api/profiles/{name}`: save an LLM config under a name. */
+        SaveProfileRequest: {
+            /** @description Whether to keep the API key with the profile (encrypted at rest). */
+            include_secrets?: boolean;
+            /** @description The LLM config (upstream's `LLM`). */
+            llm: components["schemas"]["LlmConfig"];
         };
         /** @description A secret without its value. */
         SecretInfo: {
@@ -1747,6 +2036,11 @@ export interface components {
             demo?: boolean;
             /** @description Path of the API docs. */
             docs: string;
+            /**
+             * @description The home folder of the user the server runs as: a client's default workspace folder.
+             *     Only given to a caller with a valid session key (Tandem addition).
+             */
+            home_dir?: string | null;
             /**
              * Format: double
              * @description Seconds since the last request.
@@ -1841,6 +2135,11 @@ export interface components {
         StatusResponse: {
             /** @description `ok` or `ready`. */
             status: string;
+        };
+        /** @description `stream_options` of a chat completion. */
+        StreamOptions: {
+            /** @description End the stream with a chunk carrying `usage` (and `choices: []`). */
+            include_usage?: boolean;
         };
         /** @description `{"success": true}`: the answer of most commands. */
         SuccessResponse: {
@@ -3630,6 +3929,182 @@ export interface operations {
             };
         };
     };
+    get_api_profiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileListResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_profiles__name_: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileDetailResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_profiles__name_: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SaveProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileMutationResponse"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileMutationResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_api_profiles__name_: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileMutationResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_profiles__name__activate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivateProfileResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     get_api_settings_secrets: {
         parameters: {
             query?: never;
@@ -4020,6 +4495,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenAiErrorResponse"];
+                };
+            };
+        };
+    };
+    post_v1_responses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResponseRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseObject"];
+                };
+            };
+            /** @description OpenAI-shaped error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
         };
