@@ -11,14 +11,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tandem_protocol::LlmConfig;
-use tandem_server::{Cors, Server, ServerConfig};
-use tandem_testkit::ScriptedLlmServer;
+use tandem_server::{Cors, DemoLlm, Server, ServerConfig};
 use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
 
 /// The model name the demo LLM answers to (the UI recognises it and shows a demo badge).
-pub const DEMO_MODEL: &str = "openai/tandem-demo";
+pub use tandem_server::DEMO_MODEL;
 
 /// What the UI needs to talk to the local backend.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -30,7 +29,7 @@ pub struct LocalBackendInfo {
     pub key: String,
     /// True when the scripted demo LLM plays the agent.
     pub demo: bool,
-    /// The default workspace folder (where the demo's files go).
+    /// The default workspace folder, for conversations created without one.
     pub workspace: String,
     /// The model of the server's default LLM profile.
     pub model: String,
@@ -104,7 +103,7 @@ pub struct LocalBackend {
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     // Kept alive for as long as the backend runs.
-    _demo: Option<ScriptedLlmServer>,
+    _demo: Option<DemoLlm>,
 }
 
 impl LocalBackend {
@@ -118,20 +117,13 @@ impl LocalBackend {
         let (llm, demo) = match opts.llm {
             Some(llm) => (llm, None),
             None => {
-                let workspace = opts.home.join("demo-workspace");
-                config.workspace_path = workspace.clone();
-                let server = ScriptedLlmServer::with_responder(tandem_testkit::demo_responder(
-                    &workspace.to_string_lossy(),
-                ));
-                let mut llm = LlmConfig::new(DEMO_MODEL);
-                llm.base_url = Some(server.base_url());
-                llm.api_key = Some("demo".into());
-                llm.num_retries = 0;
+                let demo = DemoLlm::start()
+                    .map_err(|e| Error::Backend(format!("cannot start the demo LLM: {e}")))?;
                 tracing::info!(
                     "demo mode: a scripted LLM on {} plays the agent",
-                    server.base_url()
+                    demo.base_url()
                 );
-                (llm, Some(server))
+                (demo.config().clone(), Some(demo))
             }
         };
         let model = llm.model.clone();

@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand};
 use tandem_llm::Llm;
 use tandem_protocol::{AgentSpec, ConversationState, LlmConfig};
 use tandem_sdk::{Conversation, ConversationOptions, ConversationStore, Runtime};
-use tandem_testkit::ScriptedLlmServer;
+use tandem_server::DemoLlm;
 
 use crate::settings::{LlmFlags, SettingsFile, parse_policy, resolve_llm, tandem_home};
 
@@ -166,7 +166,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                     .or(settings.confirm.as_deref())
                     .unwrap_or("never"),
             )?;
-            let (config, demo) = llm_for(&llm, &settings, None, &workspace)?;
+            let (config, demo) = llm_for(&llm, &settings, None)?;
             let llm_client = client(&config)?;
             let mut options =
                 ConversationOptions::new(AgentSpec::default_for(config), workspace.clone());
@@ -205,7 +205,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             };
             let state = read_state(&store, &id)?;
             let workspace = PathBuf::from(&state.workspace.working_dir);
-            let (config, demo) = llm_for(&llm, &settings, Some(&state.agent.llm), &workspace)?;
+            let (config, demo) = llm_for(&llm, &settings, Some(&state.agent.llm))?;
             let llm_client = client(&config)?;
             warn_local(&workspace, demo.is_some());
             let (handle, warnings) =
@@ -236,26 +236,20 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
     }
 }
 
-/// The LLM config, plus the demo server when `--llm demo` asked for it.
+/// The LLM config, plus the demo LLM (kept alive by the caller) when `--llm demo` asked for it.
 fn llm_for(
     flags: &LlmFlags,
     settings: &SettingsFile,
     base: Option<&LlmConfig>,
-    workspace: &std::path::Path,
-) -> Result<(LlmConfig, Option<ScriptedLlmServer>)> {
+) -> Result<(LlmConfig, Option<DemoLlm>)> {
     match flags.llm.as_deref() {
         Some("demo") => {
-            let server = ScriptedLlmServer::with_responder(tandem_testkit::demo_responder(
-                &workspace.to_string_lossy(),
-            ));
-            let mut config = LlmConfig::new("openai/tandem-demo");
-            config.base_url = Some(server.base_url());
-            config.num_retries = 0;
+            let demo = DemoLlm::start().context("cannot start the demo LLM on 127.0.0.1")?;
             eprintln!(
                 "· demo mode: a scripted LLM on {} plays the agent (no provider needed)",
-                server.base_url()
+                demo.base_url()
             );
-            return Ok((config, Some(server)));
+            return Ok((demo.config().clone(), Some(demo)));
         }
         Some(other) => bail!("unknown --llm `{other}`: the only built-in LLM is `demo`"),
         None => {}

@@ -71,7 +71,7 @@ pub async fn run(
             .or(settings.confirm.as_deref())
             .unwrap_or("never"),
     )?;
-    let (config, demo) = super::llm_for(req.llm, settings, None, &dir)?;
+    let (config, demo) = super::llm_for(req.llm, settings, None)?;
     let ws = match connect(flags, url, dir.to_string_lossy().into_owned()).await {
         Ok(ws) => ws,
         Err(e) => {

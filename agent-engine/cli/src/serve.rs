@@ -103,16 +103,11 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
     let _demo = match args.llm.as_deref() {
         None => None,
         Some("demo") => {
-            std::fs::create_dir_all(&config.workspace_path)
-                .with_context(|| format!("cannot create {}", config.workspace_path.display()))?;
-            let demo = tandem_testkit::ScriptedLlmServer::with_responder(
-                tandem_testkit::demo_responder(&config.workspace_path.to_string_lossy()),
-            );
-            let mut llm = LlmConfig::new(tandem_server::DEMO_MODEL);
-            llm.base_url = Some(demo.base_url());
-            llm.api_key = Some("demo".into());
-            llm.num_retries = 0;
-            config.profiles.insert("default".into(), llm);
+            let demo = tandem_server::DemoLlm::start()
+                .context("cannot start the demo LLM on 127.0.0.1")?;
+            config
+                .profiles
+                .insert("default".into(), demo.config().clone());
             eprintln!(
                 "· demo mode: a scripted LLM on {} plays the agent (no provider needed)",
                 demo.base_url()

@@ -272,6 +272,38 @@ fn malformed_tool_calls_are_errors_the_model_sees_and_the_run_goes_on() {
     assert!(stdout.contains("exit 0: recovered"), "{stdout}");
 }
 
+/// The demo's events carry no error: no AgentErrorEvent or ConversationErrorEvent, no failed
+/// observation, nothing "outside the workspace" (beyond the tools' descriptions in the system
+/// prompt); its file edits name paths inside `workspace`,
+/// and the notes file is there.
+fn assert_clean_demo(events: &[Value], workspace: &Path) {
+    let all = serde_json::to_string(events).unwrap();
+    for e in events.iter().filter(|e| e["kind"] != "SystemPromptEvent") {
+        // The file editor's refusal ("The path is outside the workspace …").
+        let text = e.to_string();
+        assert!(!text.contains("outside the workspace"), "{text}");
+    }
+    for e in events {
+        let kind = e["kind"].as_str().unwrap_or_default();
+        assert!(
+            !matches!(kind, "AgentErrorEvent" | "ConversationErrorEvent"),
+            "{e}"
+        );
+        assert_ne!(e["observation"]["is_error"], json!(true), "{e}");
+    }
+    let edits: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "ActionEvent" && e["tool_name"] == "file_editor")
+        .collect();
+    assert_eq!(edits.len(), 2, "{all}");
+    let notes = workspace.join("tandem-demo-notes.md");
+    for e in edits {
+        assert_eq!(e["action"]["path"], json!(notes.to_str().unwrap()), "{e}");
+    }
+    let text = std::fs::read_to_string(&notes).unwrap();
+    assert!(text.starts_with("# Tandem demo"), "{text}");
+}
+
 #[test]
 fn the_demo_runs_without_any_provider() {
     let env = Env::new();
@@ -281,6 +313,138 @@ fn the_demo_runs_without_any_provider() {
     assert!(stderr.contains("demo mode"), "{stderr}");
     assert!(stdout.contains("▶ terminal:"), "{stdout}");
     assert!(stdout.contains("▶ finish:"), "{stdout}");
+    let dirs = env.conversation_dirs();
+    assert_eq!(dirs.len(), 1);
+    assert_clean_demo(&env.events(&dirs[0]), env.workspace.path());
+}
+
+/// `tandem serve` on a free loopback port; killed when dropped.
+struct Served {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Served {
+    fn start(home: &Path, args: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(["serve", "--host", "127.0.0.1", "--port", "0"])
+            .args(args)
+            .env("TANDEM_HOME", home)
+            .env("TANDEM_UI_DIR", home.join("no-ui"))
+            .env_remove("LLM_MODEL")
+            .env_remove("LLM_BASE_URL")
+            .env_remove("LLM_API_KEY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(url) = line.strip_prefix("Tandem agent server on ") {
+                    let _ = tx.send(url.trim().to_owned());
+                }
+            }
+        });
+        let base = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("tandem serve prints its address");
+        Self { child, base }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One `tandem serve --llm demo` has one demo LLM for all its conversations: two conversations
+/// in two fresh folders (neither the server's default workspace) each run the tour in their own
+/// folder and finish with no error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_demo_server_works_in_each_conversation_s_own_workspace() {
+    const KEY: &str = "demo-test-key";
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &["--session-key", KEY, "--llm", "demo"]);
+    let http = reqwest::Client::new();
+    let call = |method: reqwest::Method, path: String, body: Option<Value>| {
+        let mut r = http
+            .request(method, format!("{}{path}", served.base))
+            .header("X-Session-API-Key", KEY);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        async move {
+            let resp = r.send().await.unwrap();
+            let status = resp.status().as_u16();
+            let body: Value = resp.json().await.unwrap();
+            assert!(status < 300, "{path}: {status} {body}");
+            body
+        }
+    };
+    let info = call(reqwest::Method::GET, "/server_info".into(), None).await;
+    assert_eq!(info["demo"], json!(true), "{info}");
+    let model = info["llm_model"].as_str().unwrap().to_owned();
+
+    let workspaces = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut ids = Vec::new();
+    for ws in &workspaces {
+        // As the UI starts one: the server's model, no URL or key of its own.
+        let body = json!({
+            "agent": {
+                "kind": "Agent",
+                "llm": {"model": model, "usage_id": "agent"},
+                "tools": [{"name": "terminal", "params": {}}, {"name": "file_editor", "params": {}},
+                          {"name": "task_tracker", "params": {}}],
+                "include_default_tools": ["FinishTool", "ThinkTool"],
+            },
+            "workspace": {"kind": "LocalWorkspace", "working_dir": ws.path().to_str().unwrap()},
+            "initial_message": {"role": "user", "content": [{"type": "text", "text": "show me around"}], "run": true},
+        });
+        let created = call(
+            reqwest::Method::POST,
+            "/api/conversations".into(),
+            Some(body),
+        )
+        .await;
+        ids.push(created["id"].as_str().unwrap().to_owned());
+    }
+    for (id, ws) in ids.iter().zip(&workspaces) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let conv = call(
+                reqwest::Method::GET,
+                format!("/api/conversations/{id}"),
+                None,
+            )
+            .await;
+            let status = conv["execution_status"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            if matches!(status.as_str(), "finished" | "error" | "stuck") {
+                assert_eq!(status, "finished", "{conv}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "still {status}: {conv}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let page = call(
+            reqwest::Method::GET,
+            format!("/api/conversations/{id}/events/search?limit=100"),
+            None,
+        )
+        .await;
+        assert_clean_demo(page["items"].as_array().unwrap(), ws.path());
+    }
 }
 
 #[test]

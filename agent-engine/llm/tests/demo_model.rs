@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test]
 async fn demo_tour_through_the_client() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ScriptedLlmServer::with_responder(demo_responder(dir.path().to_str().unwrap()));
+    let server = ScriptedLlmServer::with_responder(demo_responder());
     let mut config = LlmConfig::new("openai/tandem-demo");
     config.base_url = Some(server.base_url());
     config.num_retries = 0;
@@ -21,7 +21,10 @@ async fn demo_tour_through_the_client() {
         .map(|name| json!({"type": "function", "function": {"name": name, "parameters": {}}}))
         .collect();
     let mut messages = vec![
-        Message::system("You are a demo."),
+        Message::system(format!(
+            "You are a demo.\n* Workspace: `{}`",
+            dir.path().display()
+        )),
         Message::user("write some notes"),
     ];
     let mut names = Vec::new();

@@ -14,6 +14,7 @@ mod bash;
 mod config;
 mod conversations;
 pub mod cors;
+pub mod demo;
 mod error;
 mod events;
 mod extract;
@@ -43,7 +44,7 @@ pub use cors::{Cors, OriginError};
 pub use error::{ApiError, Result};
 pub use gateway::{CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS};
 pub use info::{Redact, redact_agent};
-pub use server_info::DEMO_MODEL;
+pub use demo::{DEMO_MODEL, DemoLlm};
 
 use crate::bash::BashService;
 use crate::registry::Registry;

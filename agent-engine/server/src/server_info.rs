@@ -2,6 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use tandem_protocol::{ServerInfo, StatusResponse};
 
 use crate::AppState;
@@ -28,11 +29,22 @@ pub fn tool_names() -> Vec<String> {
         .collect()
 }
 
-/// The model name the scripted demo LLM answers to.
-pub const DEMO_MODEL: &str = "openai/tandem-demo";
+/// The home folder of the user the server runs as (`HOME`, else `USERPROFILE` on Windows).
+fn home_dir() -> Option<String> {
+    ["HOME", "USERPROFILE"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(|h| h.to_string_lossy().into_owned())
+        .find(|h| std::path::Path::new(h).is_absolute())
+}
 
-/// `GET /server_info` and `/`.
-pub async fn info(State(state): State<AppState>) -> Json<ServerInfo> {
+/// `GET /server_info` and `/`. Open to all; the home folder only to a caller whose session
+/// key is valid (or when the server has none), since it names the user the server runs as.
+pub async fn info(State(state): State<AppState>, headers: HeaderMap) -> Json<ServerInfo> {
+    let keyed = crate::auth::key_ok(
+        &state.config.session_keys,
+        crate::auth::header_key(&headers).as_deref(),
+    );
     let version = env!("CARGO_PKG_VERSION").to_owned();
     let default = state.config.profiles.get("default");
     Json(ServerInfo {
@@ -62,7 +74,8 @@ pub async fn info(State(state): State<AppState>) -> Json<ServerInfo> {
         docs: "/openapi.json".into(),
         redoc: "/openapi.json".into(),
         llm_model: default.map(|p| p.model.clone()),
-        demo: default.is_some_and(|p| p.model == DEMO_MODEL),
+        demo: default.is_some_and(crate::demo::is_demo),
+        home_dir: keyed.then(home_dir).flatten(),
     })
 }
 

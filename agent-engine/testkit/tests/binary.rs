@@ -73,8 +73,7 @@ async fn serves_a_script_file() {
 
 #[tokio::test]
 async fn serves_the_demo() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_server, base_url) = spawn(&["--port", "0", "--demo", dir.path().to_str().unwrap()]);
+    let (_server, base_url) = spawn(&["--port", "0", "--demo"]);
     let body = post(
         &base_url,
         json!({

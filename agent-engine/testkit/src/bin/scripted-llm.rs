@@ -1,6 +1,6 @@
 //! `scripted-llm`: serves a scripted OpenAI-compatible LLM on loopback for UI tests and demos.
 //!
-//! `scripted-llm [--host 127.0.0.1] [--port N] (--script FILE | --demo WORKSPACE)` prints
+//! `scripted-llm [--host 127.0.0.1] [--port N] (--script FILE | --demo)` prints
 //! `listening on http://HOST:PORT/v1` and serves until interrupted.
 
 use std::io::Write;
@@ -24,15 +24,15 @@ struct Args {
     /// A script file (see the tandem-testkit docs for the format).
     #[arg(long, conflicts_with = "demo", required_unless_present = "demo")]
     script: Option<PathBuf>,
-    /// Serve the demo model for this workspace directory.
+    /// Serve the demo model (it learns each conversation's workspace from its requests).
     #[arg(long)]
-    demo: Option<String>,
+    demo: bool,
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let source = match (&args.script, &args.demo) {
+    let source = match (&args.script, args.demo) {
         (Some(path), _) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading script {}", path.display()))?;
@@ -40,8 +40,8 @@ async fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("parsing script {}", path.display()))?;
             Source::Script(script)
         }
-        (None, Some(workspace)) => Source::Responder(demo_responder(workspace)),
-        (None, None) => anyhow::bail!("give --script FILE or --demo WORKSPACE"),
+        (None, true) => Source::Responder(demo_responder()),
+        (None, false) => anyhow::bail!("give --script FILE or --demo"),
     };
     let server = ScriptedLlmServer::bind(SocketAddr::new(args.host, args.port), source)
         .with_context(|| format!("binding {}:{}", args.host, args.port))?;
