@@ -1,6 +1,8 @@
 // Start a conversation in a workspace folder: a native picker through the host in the desktop
-// app, a text field in the browser (a browser cannot name a folder on the server's disk).
+// app, a text field in the browser (a browser cannot name a folder on the server's disk). The
+// field starts with the folder used last, else the server's home folder.
 import { useState } from "react";
+import type { ServerInfoView } from "../../api/client";
 import { messageOf } from "../../api/errors";
 import { host } from "../../host";
 import { policyFor, type PolicyChoice } from "../approvals/policy";
@@ -8,11 +10,23 @@ import { useBackends, type Backend } from "../backends/backendStore";
 import { agentFor, useSettings } from "../settings/settingsStore";
 import { useConversationMutations } from "./queries";
 
+/** The folder the form starts with: the one used last, else the home folder the server names
+ * (server_info's `home_dir`, given to a client with the session key), else nothing. */
+export function defaultWorkspace(last: string | null | undefined, info: ServerInfoView | undefined): string {
+  if (typeof last === "string" && last.trim()) return last.trim();
+  const home = info?.home_dir;
+  return typeof home === "string" ? home : "";
+}
+
 export function NewConversation({ backend, onCreated, onCancel }: { backend: Backend; onCreated(id: string): void; onCancel(): void }) {
   const settings = useSettings();
   const health = useBackends((s) => s.health[backend.id]);
   const h = host();
-  const [folder, setFolder] = useState(() => h.loadPref<string>("lastWorkspace") ?? "");
+  const [last] = useState(() => h.loadPref<string>("lastWorkspace"));
+  // Null until the person types or picks a folder: the default then follows the server's info,
+  // which may arrive after the form opened.
+  const [typed, setFolder] = useState<string | null>(null);
+  const folder = typed ?? defaultWorkspace(last, health?.info);
   const [task, setTask] = useState("");
   const [profileId, setProfileId] = useState<string>(settings.defaultProfileId ?? "");
   const [policy, setPolicy] = useState<PolicyChoice>(settings.policy);
