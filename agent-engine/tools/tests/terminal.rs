@@ -50,6 +50,19 @@ fn is_gone(pid: i32) -> bool {
     }
 }
 
+/// Whether terminal text ends with a shown prompt (`$ ` or `# `), its invisible OSC markers
+/// (`ESC ] … BEL`) left out.
+fn shows_prompt(text: &str) -> bool {
+    let mut visible = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("\x1b]") {
+        visible.push_str(&rest[..at]);
+        rest = rest[at..].split_once('\x07').map_or("", |(_, after)| after);
+    }
+    visible.push_str(rest);
+    visible.ends_with("$ ") || visible.ends_with("# ")
+}
+
 async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !check() {
@@ -367,7 +380,7 @@ async fn viewers_see_output_and_can_type() {
     let done = |seen: &[u8]| {
         let seen = String::from_utf8_lossy(seen);
         seen.rsplit_once("typed-42")
-            .is_some_and(|(_, after)| after.ends_with("$ ") || after.ends_with("# "))
+            .is_some_and(|(_, after)| shows_prompt(after))
     };
     let mut seen = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -505,7 +518,7 @@ async fn input_for_a_command_that_already_finished_is_not_run() {
     loop {
         let s = String::from_utf8_lossy(&seen);
         if s.rsplit_once("fin-2")
-            .is_some_and(|(_, after)| after.ends_with("$ ") || after.ends_with("# "))
+            .is_some_and(|(_, after)| shows_prompt(after))
         {
             break;
         }
@@ -524,5 +537,42 @@ async fn input_for_a_command_that_already_finished_is_not_run() {
     assert_eq!(o.exit_code, Some(0));
     call(&tool, &ctx, json!({"command": "true"})).await;
     assert!(!dir.path().join("should-not-exist").exists());
+    tool.close();
+}
+
+/// What a viewer of the agent's shell gets for one command: the command once, as plain typed
+/// text. Readline used to show the typed (bracketed-paste) command in reverse video and then
+/// redraw it, so the terminal pane showed each command twice, one copy in selection colours.
+#[tokio::test]
+async fn viewers_see_each_command_once_in_plain_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = TerminalTool::new();
+    let ctx = ctx(dir.path());
+    let session = tool.start_session(dir.path()).unwrap();
+    let (_, mut viewer) = session.attach();
+    let o = call(&tool, &ctx, json!({"command": "echo once-$((20+1))"})).await;
+    assert!(text(&o).starts_with("once-21\n"), "{}", text(&o));
+    let o = call(&tool, &ctx, json!({"command": "echo two-\\\n$((1+1))"})).await;
+    assert!(text(&o).starts_with("two-2\n"), "{}", text(&o));
+
+    // Until the prompt after the second command's output.
+    let done = |seen: &[u8]| {
+        String::from_utf8_lossy(seen)
+            .rsplit_once("two-2")
+            .is_some_and(|(_, after)| shows_prompt(after))
+    };
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done(&seen) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let chunk = tokio::time::timeout(left, viewer.recv()).await;
+        seen.extend_from_slice(&chunk.expect("viewer output").unwrap());
+    }
+    let seen = String::from_utf8_lossy(&seen).into_owned();
+    assert_eq!(seen.matches("echo once-$((20+1))").count(), 1, "{seen:?}");
+    assert_eq!(seen.matches("echo two-\\").count(), 1, "{seen:?}");
+    assert_eq!(seen.matches("$((1+1))").count(), 1, "{seen:?}");
+    // No standout / reverse video (SGR 7) anywhere: nothing looks selected.
+    assert!(!seen.contains("\x1b[7m"), "{seen:?}");
     tool.close();
 }

@@ -5,7 +5,9 @@
 //! per-shell nonce: `ESC ] 6973 ; <nonce> ; S BEL` (started) and
 //! `ESC ] 6973 ; <nonce> ; E ; <exit> US <bg pid> US <user> US <host> US <PATH> US <PWD> BEL`
 //! (finished, US = 0x1f). The finished marker is not part of `PS1` because readline reprints
-//! the prompt while redrawing a long or multi-line command line. The nonce never appears
+//! the prompt while redrawing a long or multi-line command line; `PS1` ends with a third,
+//! `ESC ] 6973 ; <nonce> ; R BEL` (reading), which readline prints once it has put the terminal
+//! in raw mode and reads the next line (reprinting it is harmless). The nonce never appears
 //! literally on the terminal (the variables come in through the environment, and their text
 //! spells `\e`, not the escape byte), so command output cannot forge a marker; the variables are
 //! un-exported at the first prompt so child processes do not inherit them. [`MarkerParser`]
@@ -45,8 +47,11 @@ pub(crate) enum ShellEvent {
     Output(Vec<u8>),
     /// The shell read a command and is about to run it (`PS0`).
     Started,
-    /// The shell is waiting for a command (`PS1`).
+    /// The shell is waiting for a command (`PROMPT_COMMAND`, before the prompt shows).
     Prompt(PromptInfo),
+    /// Readline shows the prompt and reads input (the end of `PS1`): from now on what is typed
+    /// is echoed by readline only, not also by the terminal driver.
+    Reading,
 }
 
 /// The prompt variables for a shell whose markers carry `nonce`.
@@ -54,7 +59,7 @@ pub(crate) enum ShellEvent {
 pub(crate) struct PromptVars {
     /// Value of `PS0`.
     pub ps0: String,
-    /// Value of `PS1`: a readable `user@host:dir$ ` for viewers.
+    /// Value of `PS1`: a readable `user@host:dir$ ` for viewers, then the reading marker.
     pub ps1: String,
     /// Value of `PROMPT_COMMAND`.
     pub prompt_command: String,
@@ -64,11 +69,16 @@ impl PromptVars {
     /// The variables for `nonce`.
     pub fn new(nonce: &str) -> Self {
         let ps0 = format!(r"\e]{OSC_ID};{nonce};S\a");
-        let ps1 = r"\u@\h:\w\$ ".to_owned();
+        let ps1 = format!(r"\u@\h:\w\$ \[\e]{OSC_ID};{nonce};R\a\]");
         // Only builtins, so no fork per prompt; bash restores `$?` after PROMPT_COMMAND. The
-        // group's stderr goes to /dev/null so `set -x` does not trace it.
+        // group's stderr goes to /dev/null so `set -x` does not trace it. Commands are typed as
+        // bracketed pastes, and readline (bash 5.1+) shows a paste as the active region, in
+        // reverse video, then redraws the line plainly when Enter accepts it: viewers then saw
+        // each command twice, once in selection colours (and both copies where the viewer's
+        // width differs from the shell's). `enable-active-region off` echoes the paste once, as
+        // typed text; older bash has no such variable and no highlighting.
         let prompt_command = format!(
-            r#"{{ __tandem_status=$?; __tandem_ids='\u\037\h'; export -n PS0 PS1 PROMPT_COMMAND; printf '\e]{OSC_ID};{nonce};E;%s\037%s\037%s\037%s\037%s\a' "$__tandem_status" "$!" "${{__tandem_ids@P}}" "$PATH" "$PWD"; }} 2>/dev/null"#
+            r#"{{ __tandem_status=$?; __tandem_ids='\u\037\h'; export -n PS0 PS1 PROMPT_COMMAND; bind 'set enable-active-region off'; printf '\e]{OSC_ID};{nonce};E;%s\037%s\037%s\037%s\037%s\a' "$__tandem_status" "$!" "${{__tandem_ids@P}}" "$PATH" "$PWD"; }} 2>/dev/null"#
         );
         Self {
             ps0,
@@ -161,6 +171,9 @@ fn parse_body(body: &[u8]) -> Option<ShellEvent> {
     if body == b"S" {
         return Some(ShellEvent::Started);
     }
+    if body == b"R" {
+        return Some(ShellEvent::Reading);
+    }
     let fields = body.strip_prefix(b"E;")?;
     let mut parts = fields.splitn(6, |&b| b == FIELD_SEP);
     let mut next = || String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
@@ -207,6 +220,7 @@ mod tests {
     fn splits_output_and_markers_across_any_chunking() {
         let mut stream = b"echo hi\r\n\x1b]6973;abc;S\x07hi\r\n".to_vec();
         stream.extend(end("abc", "0", "/tmp/a b"));
+        stream.extend(b"\x1b]6973;abc;R\x07");
         let expected = vec![
             ShellEvent::Output(b"echo hi\r\n".to_vec()),
             ShellEvent::Started,
@@ -220,6 +234,7 @@ mod tests {
                 working_dir: "/tmp/a b".into(),
             }),
             ShellEvent::Output(b"me@box:~$ ".to_vec()),
+            ShellEvent::Reading,
         ];
         for size in 1..stream.len() {
             let chunks: Vec<&[u8]> = stream.chunks(size).collect();

@@ -28,6 +28,9 @@ const KILL_GRACE: Duration = Duration::from_secs(5);
 /// Most output bytes one call keeps (its first and last halves); a command that prints without
 /// pause for long must not exhaust memory.
 const CAPTURE_LIMIT: usize = 32 * 1024 * 1024;
+/// Longest wait for readline to show the prompt before typing: a hang guard for a prompt
+/// changed by hand (it has no reading marker); the prompt shows within milliseconds otherwise.
+const READING_LIMIT: Duration = Duration::from_secs(2);
 /// Readline's "line accepted" sequence (bracketed paste off), which ends the command's echo.
 const LINE_ACCEPTED: &[u8] = b"\x1b[?2004l";
 
@@ -166,6 +169,8 @@ pub(crate) struct Runner {
     backlog: VecDeque<ShellEvent>,
     ready: bool,
     busy: bool,
+    /// Readline reads input: the prompt is shown and the terminal is in raw mode.
+    reading: bool,
     exited: bool,
     /// The agent's command that is still running after a soft timeout.
     running: Option<String>,
@@ -224,6 +229,7 @@ impl Runner {
             backlog: VecDeque::new(),
             ready: false,
             busy: false,
+            reading: false,
             exited: false,
             running: None,
             last_prompt: None,
@@ -271,10 +277,15 @@ impl Runner {
     fn apply(&mut self, event: &ShellEvent) {
         match event {
             ShellEvent::Output(_) => {}
-            ShellEvent::Started => self.busy = true,
+            ShellEvent::Started => {
+                self.busy = true;
+                self.reading = false;
+            }
+            ShellEvent::Reading => self.reading = !self.busy,
             ShellEvent::Prompt(info) => {
                 self.busy = false;
                 self.ready = true;
+                self.reading = false;
                 self.running = None;
                 self.last_prompt = Some(info.clone());
             }
@@ -288,7 +299,7 @@ impl Runner {
             || self
                 .backlog
                 .iter()
-                .any(|e| !matches!(e, ShellEvent::Output(_)))
+                .any(|e| matches!(e, ShellEvent::Started | ShellEvent::Prompt(_)))
     }
 
     /// Whether the running command has already ended (its prompt waits to be reported).
@@ -323,6 +334,7 @@ impl Runner {
                         last_output = Instant::now();
                     }
                     ShellEvent::Started => capture.started(),
+                    ShellEvent::Reading => {}
                     ShellEvent::Prompt(info) => return Stop::Prompt(info),
                 }
             }
@@ -348,6 +360,30 @@ impl Runner {
                         Stop::Quiet
                     };
                 }
+            }
+        }
+    }
+
+    /// Waits until readline shows the prompt and reads input, so that what is typed next is
+    /// echoed once. Between the finished marker (printed by `PROMPT_COMMAND`) and the prompt,
+    /// the terminal is still in cooked mode: the driver would echo typed bytes itself
+    /// (`^[[200~ls^[[201~`) and readline then again, so viewers saw the command twice. Returns
+    /// at once when a command runs (a person typed one) or the shell has gone.
+    async fn until_reading(&mut self, cancel: &CancellationToken) {
+        let deadline = Instant::now() + READING_LIMIT;
+        loop {
+            self.settle();
+            if self.reading || self.busy || self.exited {
+                return;
+            }
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return,
+                chunk = self.output.recv() => match chunk {
+                    Some(chunk) => self.parser.push(&chunk, &mut self.backlog),
+                    None => self.exited = true,
+                },
+                () = tokio::time::sleep_until(deadline) => return,
             }
         }
     }
@@ -404,10 +440,12 @@ impl Runner {
             .await
             .map_err(|e| format!("Could not prepare the secret environment variables: {e}"))?;
         let quoted = single_quoted(&file.to_string_lossy());
+        self.until_reading(cancel).await;
         // A leading space keeps the line out of the shell's history.
         self.shell
             .write(typed_command(&format!(" . {quoted}; rm -f {quoted}")));
         self.busy = true;
+        self.reading = false;
         let mut capture = Capture::new(true);
         let deadline = Instant::now() + STARTUP_LIMIT;
         let stop = self
@@ -436,8 +474,10 @@ impl Runner {
         timeout: Option<Duration>,
         cancel: &CancellationToken,
     ) -> Outcome {
+        self.until_reading(cancel).await;
         self.shell.write(typed_command(command));
         self.busy = true;
+        self.reading = false;
         self.running = Some(command.to_owned());
         let capture = Capture::new(true);
         self.follow(capture, soft, timeout, true, cancel).await
