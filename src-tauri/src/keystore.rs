@@ -97,9 +97,9 @@ impl KeyStore {
             Backend::File => KeyringStatus {
                 backend: Backend::File,
                 warning: Some(format!(
-                    "No system keyring is available ({}). Secrets are stored in {} (readable only by you), not in a keyring.",
-                    self.reason.as_deref().unwrap_or("unknown reason"),
-                    self.file.display()
+                    "No system keyring is available, so secrets are kept in {} (readable only by you) instead. Cause: {}.",
+                    self.file.display(),
+                    self.reason.as_deref().unwrap_or("unknown")
                 )),
                 file: Some(self.file.clone()),
             },

@@ -3,7 +3,10 @@
 //! window comes up with the local backend connected (and measures that cold start), the demo
 //! badge, one conversation run by the demo LLM from the UI until it finishes, a keyring
 //! round-trip through the app's commands into the real Secret Service, and a restart that
-//! reopens the same backend and conversation.
+//! reopens the same backend and conversation. Then it launches the app once more without any
+//! D-Bus session, with its own HOME and XDG folders: secrets go to the 0600 file, the window
+//! shows the keyring warning as a banner and in Settings, and a key entered there lands in that
+//! file. The launches run one after the other (one WebDriver session at a time) on one Xvfb.
 //!
 //! Everything it needs is installed by `scripts/setup.sh`; a missing part fails the test with
 //! what to run. The WebDriver session is always deleted and Xvfb and the driver are always
@@ -12,262 +15,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::net::TcpListener;
+#[path = "desktop_e2e/harness.rs"]
+mod harness;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 
-const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
-
-/// A child process in its own process group, killed with its whole group when dropped.
-struct Group {
-    child: Child,
-    name: &'static str,
-}
-
-impl Group {
-    fn spawn(name: &'static str, mut cmd: Command, log: &Path) -> Self {
-        use std::os::unix::process::CommandExt;
-        let out = std::fs::File::create(log).unwrap();
-        let err = out.try_clone().unwrap();
-        cmd.process_group(0)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err);
-        let child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-        Self { child, name }
-    }
-
-    fn signal_group(&self, sig: &str) {
-        let _ = Command::new("kill")
-            .args([sig, "--", &format!("-{}", self.child.id())])
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.signal_group("-TERM");
-        let deadline = Instant::now() + Duration::from_secs(3);
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        self.signal_group("-KILL");
-        let _ = self.child.wait();
-        eprintln!("stopped {}", self.name);
-    }
-}
-
-fn need(program: &str) -> PathBuf {
-    let found = std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p)
-            .map(|d| d.join(program))
-            .find(|f| f.is_file())
-    });
-    let home_bin = dirs_cargo_bin().join(program);
-    found
-        .or_else(|| home_bin.is_file().then_some(home_bin))
-        .unwrap_or_else(|| panic!("`{program}` is missing: run scripts/setup.sh (it installs what the desktop tests need)"))
-}
-
-fn dirs_cargo_bin() -> PathBuf {
-    std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo")
-        })
-        .join("bin")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn free_display() -> u32 {
-    (90..400)
-        .find(|n| {
-            !Path::new(&format!("/tmp/.X{n}-lock")).exists()
-                && !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
-        })
-        .expect("a free X display number")
-}
-
-fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !ok() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not come up within {timeout:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A W3C WebDriver session.
-struct Session {
-    http: reqwest::Client,
-    base: String,
-}
-
-impl Session {
-    async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value> {
-        let url = format!("{}{path}", self.base);
-        let mut req = self.http.request(method, &url);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let resp = req
-            .send()
-            .await
-            .with_context(|| format!("WebDriver {url}"))?;
-        let status = resp.status();
-        let v: Value = resp
-            .json()
-            .await
-            .with_context(|| format!("WebDriver {url}: not JSON"))?;
-        if !status.is_success() {
-            bail!("WebDriver {url}: {status} {}", v["value"]);
-        }
-        Ok(v["value"].clone())
-    }
-
-    async fn post(&self, path: &str, body: Value) -> Result<Value> {
-        self.cmd(reqwest::Method::POST, path, Some(body)).await
-    }
-
-    async fn find_all(&self, css: &str) -> Result<Vec<String>> {
-        let v = self
-            .post("/elements", json!({"using": "css selector", "value": css}))
-            .await?;
-        Ok(v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|e| e[ELEMENT].as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default())
-    }
-
-    async fn wait_css(&self, css: &str, timeout: Duration) -> Result<String> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            // WebKitWebDriver answers "stale element reference" when the page replaces a match
-            // while it collects them; that is a moment to look again, not a failure.
-            match self.find_all(css).await {
-                Ok(found) => {
-                    if let Some(e) = found.into_iter().next() {
-                        return Ok(e);
-                    }
-                }
-                Err(e) if format!("{e:#}").contains("stale element") => {}
-                Err(e) => return Err(e),
-            }
-            if Instant::now() > deadline {
-                bail!("no `{css}` within {timeout:?}");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    async fn click(&self, el: &str) -> Result<()> {
-        self.post(&format!("/element/{el}/click"), json!({}))
-            .await
-            .map(drop)
-    }
-
-    async fn type_into(&self, el: &str, text: &str) -> Result<()> {
-        self.post(&format!("/element/{el}/clear"), json!({}))
-            .await?;
-        self.post(&format!("/element/{el}/value"), json!({"text": text}))
-            .await
-            .map(drop)
-    }
-
-    async fn text(&self, el: &str) -> Result<String> {
-        Ok(self
-            .cmd(reqwest::Method::GET, &format!("/element/{el}/text"), None)
-            .await?
-            .as_str()
-            .unwrap_or_default()
-            .to_owned())
-    }
-
-    /// Runs `body` (an async function body using `invoke`) in the page and returns its value.
-    async fn invoke_script(&self, body: &str) -> Result<Value> {
-        let script = format!(
-            "const done = arguments[arguments.length - 1];\n\
-             const invoke = window.__TAURI_INTERNALS__.invoke;\n\
-             (async () => {{ {body} }})().then(v => done({{ok: v === undefined ? null : v}}), e => done({{error: (e && e.message) || JSON.stringify(e)}}));"
-        );
-        let v = self
-            .post("/execute/async", json!({"script": script, "args": []}))
-            .await?;
-        match v.get("error") {
-            Some(e) if !e.is_null() => Err(anyhow!("in the page: {e}")),
-            _ => Ok(v["ok"].clone()),
-        }
-    }
-
-    /// Best effort: WebKitWebDriver's screenshot can hang under Xvfb, so a failure is logged.
-    async fn screenshot(&self, dirs: &[PathBuf], name: &str) -> Result<()> {
-        match tokio::time::timeout(Duration::from_secs(20), self.try_screenshot(dirs, name)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("screenshot {name} failed: {e:#}"),
-            Err(_) => eprintln!("screenshot {name} timed out"),
-        }
-        Ok(())
-    }
-
-    async fn try_screenshot(&self, dirs: &[PathBuf], name: &str) -> Result<()> {
-        let b64 = self.cmd(reqwest::Method::GET, "/screenshot", None).await?;
-        let png = decode_base64(b64.as_str().unwrap_or_default())?;
-        for d in dirs {
-            std::fs::create_dir_all(d)?;
-            std::fs::write(d.join(format!("{name}.png")), &png)?;
-        }
-        Ok(())
-    }
-}
-
-fn decode_base64(s: &str) -> Result<Vec<u8>> {
-    let val = |c: u8| -> Result<u32> {
-        Ok(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => bail!("bad base64 byte {c}"),
-        } as u32)
-    };
-    let clean: Vec<u8> = s
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
-        .collect();
-    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
-    for chunk in clean.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= val(c)? << (18 - 6 * i);
-        }
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..chunk.len().saturating_sub(1)]);
-    }
-    Ok(out)
-}
+use harness::{
+    Group, Session, app_env, free_display, free_port, launch, need, wait_for, wait_for_driver,
+};
 
 #[test]
 fn desktop_app_end_to_end() {
@@ -321,70 +81,55 @@ fn desktop_app_end_to_end() {
     );
     let mut d = Command::new("dbus-run-session");
     d.args(["--", "bash", "-c", &script]);
-    for k in [
-        "WAYLAND_DISPLAY",
-        "LLM_MODEL",
-        "LLM_BASE_URL",
-        "LLM_API_KEY",
-        "DBUS_SESSION_BUS_ADDRESS",
-        "XDG_RUNTIME_DIR",
-    ] {
-        d.env_remove(k);
-    }
     let home = root.join("home");
-    for d in [".config", ".local/share", ".cache"] {
-        std::fs::create_dir_all(home.join(d)).unwrap();
-    }
-    d.env("DISPLAY", format!(":{display}"))
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("TANDEM_HOME", root.join("tandem"))
-        .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
-        // Without a GPU, WebKit's accelerated compositing leaves WebDriver screenshots hanging.
-        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
-        .env("RUST_LOG", "warn,tandem_desktop=info");
+    app_env(&mut d, display, &home, &root.join("tandem"));
     let driver_log = artefacts.join("tauri-driver.log");
-    let _driver = Group::spawn("tauri-driver", d, &driver_log);
-    wait_for(
-        "tauri-driver and WebKitWebDriver",
-        Duration::from_secs(30),
-        || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-                && std::net::TcpStream::connect(("127.0.0.1", native)).is_ok()
-        },
-    );
+    let driver_group = Group::spawn("tauri-driver", d, &driver_log);
+    wait_for_driver("tauri-driver and WebKitWebDriver", port, native);
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let result = rt.block_on(drive(&app, port, &bus_file, &shots, &home));
+    // The D-Bus session (and its keyring) ends with its driver.
+    drop(driver_group);
     if let Err(e) = &result {
         let log = std::fs::read_to_string(&driver_log).unwrap_or_default();
         panic!("desktop end-to-end failed: {e:#}\n--- tauri-driver / app log ---\n{log}");
     }
-}
 
-/// Launches the app through a new WebDriver session.
-async fn launch(http: &reqwest::Client, port: u16, app: &Path) -> Result<Session> {
-    let caps = json!({"capabilities": {"alwaysMatch": {"tauri:options": {"application": app}}}});
-    let resp = http
-        .post(format!("http://127.0.0.1:{port}/session"))
-        .json(&caps)
-        .send()
-        .await?;
-    let status = resp.status();
-    let v: Value = resp.json().await?;
-    let id = v["value"]["sessionId"].as_str().map(str::to_owned);
-    let Some(id) = id.filter(|_| status.is_success()) else {
-        bail!("new WebDriver session: {status} {v}");
-    };
-    Ok(Session {
-        http: http.clone(),
-        base: format!("http://127.0.0.1:{port}/session/{id}"),
-    })
+    // 6. Without a D-Bus session: the keyring warning.
+    let port = free_port();
+    let native = free_port();
+    let home = root.join("home-no-dbus");
+    let runtime = root.join("runtime-no-dbus");
+    std::fs::create_dir_all(&runtime).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let mut d = Command::new(&driver);
+    d.args([
+        "--port",
+        &port.to_string(),
+        "--native-port",
+        &native.to_string(),
+    ]);
+    app_env(&mut d, display, &home, &root.join("tandem-no-dbus"));
+    // An empty runtime folder: no `bus` socket for the keyring's D-Bus client to find.
+    d.env("XDG_RUNTIME_DIR", &runtime);
+    let driver_log = artefacts.join("tauri-driver-no-dbus.log");
+    let driver_group = Group::spawn("tauri-driver (no D-Bus)", d, &driver_log);
+    wait_for_driver("tauri-driver and WebKitWebDriver (no D-Bus)", port, native);
+    let result = rt.block_on(drive_without_dbus(&app, port, &shots, &home));
+    drop(driver_group);
+    if let Err(e) = &result {
+        let log = std::fs::read_to_string(&driver_log).unwrap_or_default();
+        panic!(
+            "desktop end-to-end without D-Bus failed: {e:#}\n--- tauri-driver / app log ---\n{log}"
+        );
+    }
 }
 
 /// Launches the app, runs the checks, quits it, launches it again to check that it restores the
@@ -502,6 +247,10 @@ async fn checks(
         st["backend"] == "os" && st["warning"].is_null(),
         "keyring status {st}"
     );
+    ensure!(
+        s.find_all(KEYRING_BANNER).await?.is_empty(),
+        "a keyring warning banner although the Secret Service holds the secrets"
+    );
     s.invoke_script("await invoke('keyring_set', {account: 'e2e', secret: 'sk-e2e-secret'});")
         .await?;
     let bus = std::fs::read_to_string(bus_file).context("the D-Bus address")?;
@@ -599,6 +348,145 @@ async fn checks(
         missing.is_empty(),
         "missing parts:\n- {}",
         missing.join("\n- ")
+    );
+    Ok(())
+}
+
+/// The shell's banner for secrets kept outside a keyring.
+const KEYRING_BANNER: &str = "[role=alert][aria-label='Keyring warning']";
+
+/// Launches the app without a D-Bus session and checks the keyring warning; the WebDriver
+/// session is deleted whatever happens.
+async fn drive_without_dbus(app: &Path, port: u16, shots: &[PathBuf], home: &Path) -> Result<()> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let s = launch(&http, port, app).await?;
+    let result = keyring_warning(&s, shots, home).await;
+    let deleted = s.cmd(reqwest::Method::DELETE, "", None).await;
+    result?;
+    deleted
+        .map(drop)
+        .context("deleting the WebDriver session without D-Bus")
+}
+
+/// Step 6, no Secret Service: the banner and Settings say where secrets go, and a key entered
+/// in Settings lands in that 0600 file.
+async fn keyring_warning(s: &Session, shots: &[PathBuf], home: &Path) -> Result<()> {
+    s.wait_css(".backend-switcher .conn.conn-ok", Duration::from_secs(60))
+        .await
+        .context("without D-Bus the local backend never showed connected")?;
+    let file = home.join(".config/dev.tandem.desktop/secrets.json");
+    let path = file.to_string_lossy().into_owned();
+    let st = s
+        .invoke_script("return await invoke('keyring_status');")
+        .await?;
+    ensure!(
+        st["backend"] == "file" && st["file"] == path.as_str(),
+        "keyring status without D-Bus {st}"
+    );
+    let banner = s
+        .wait_css(KEYRING_BANNER, Duration::from_secs(30))
+        .await
+        .context("no keyring warning banner without a D-Bus session")?;
+    let shown = s
+        .cmd(
+            reqwest::Method::GET,
+            &format!("/element/{banner}/displayed"),
+            None,
+        )
+        .await?;
+    ensure!(
+        shown == true,
+        "the keyring banner is in the page but hidden"
+    );
+    let text = s.text(&banner).await?;
+    ensure!(
+        text.contains("No system keyring is available") && text.contains(&path),
+        "the keyring banner reads {text:?}"
+    );
+    println!("desktop without D-Bus: the banner reads {text:?}");
+    s.screenshot(shots, "desktop-keyring-warning").await?;
+
+    // Settings repeats it where keys are entered; a key saved there goes to the file.
+    let open = s
+        .wait_css(
+            "header.topbar button[title^='Settings']",
+            Duration::from_secs(5),
+        )
+        .await?;
+    s.click(&open).await?;
+    let profiles = "[role=dialog] section[aria-label='LLM profiles']";
+    let note = s
+        .wait_css(&format!("{profiles} [role=note]"), Duration::from_secs(10))
+        .await
+        .context("Settings shows no keyring warning")?;
+    let note = s.text(&note).await?;
+    ensure!(
+        note.contains("No system keyring is available") && note.contains(&path),
+        "Settings' keyring warning reads {note:?}"
+    );
+    let model = s
+        .wait_css(
+            &format!("{profiles} input[aria-label='Model']"),
+            Duration::from_secs(5),
+        )
+        .await?;
+    s.type_into(&model, "openai/gpt-5").await?;
+    let key = s
+        .wait_css(
+            &format!("{profiles} input[aria-label='API key']"),
+            Duration::from_secs(5),
+        )
+        .await?;
+    s.type_into(&key, "sk-e2e-in-file").await?;
+    let add = s
+        .wait_css(
+            &format!("{profiles} button[type=submit]"),
+            Duration::from_secs(5),
+        )
+        .await?;
+    s.click(&add).await?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let stored: Value = loop {
+        let v = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+        if let Some(v) = v.filter(|v| v.to_string().contains("sk-e2e-in-file")) {
+            break v;
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "the key entered in Settings never reached {path}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let accounts = stored["tandem"].as_object().cloned().unwrap_or_default();
+    ensure!(
+        accounts
+            .iter()
+            .any(|(a, v)| a.starts_with("llm:") && v == "sk-e2e-in-file"),
+        "{path} holds {stored}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file)?.permissions().mode() & 0o777;
+    ensure!(mode == 0o600, "{path} has mode {mode:o}");
+
+    // Dismissed, the banner stays away for the session.
+    let close = s
+        .wait_css(
+            "button[aria-label='Close settings']",
+            Duration::from_secs(5),
+        )
+        .await?;
+    s.click(&close).await?;
+    let dismiss = s
+        .wait_css(&format!("{KEYRING_BANNER} button"), Duration::from_secs(5))
+        .await?;
+    s.click(&dismiss).await?;
+    ensure!(
+        s.find_all(KEYRING_BANNER).await?.is_empty(),
+        "the keyring banner is still shown after Dismiss"
     );
     Ok(())
 }

@@ -156,6 +156,8 @@ fn inner_no_dbus() {
     );
     let file = config.path().join("secrets.json");
     assert_eq!(st.file.as_deref(), Some(file.as_path()));
+    // The warning the desktop shows names the file the secrets went to.
+    assert!(warning.contains(&file.display().to_string()), "{warning}");
     assert_mode(&file, 0o600);
     ks.delete("tandem", "llm:openai").unwrap();
     assert_eq!(ks.get("tandem", "llm:openai").unwrap(), None);

@@ -7,7 +7,7 @@ import { DesktopError, createTauriHost } from "./tauri";
 
 const FILE_STATUS = {
   backend: "file",
-  warning: "No system keyring is available (no Secret Service: no D-Bus session). Secrets are stored in /cfg/secrets.json (readable only by you), not in a keyring.",
+  warning: "No system keyring is available, so secrets are kept in /cfg/secrets.json (readable only by you) instead. Cause: no Secret Service: no D-Bus session.",
   file: "/cfg/secrets.json",
 };
 const OS_STATUS = { backend: "os", warning: null, file: null };

@@ -9,7 +9,7 @@ import { useUi } from "../store/ui";
 import { KeyringBanner } from "./KeyringBanner";
 
 const FALLBACK =
-  "No system keyring is available (no Secret Service: no D-Bus session). Secrets are stored in /home/u/.config/dev.tandem.desktop/secrets.json (readable only by you), not in a keyring.";
+  "No system keyring is available, so secrets are kept in /home/u/.config/dev.tandem.desktop/secrets.json (readable only by you) instead. Cause: no Secret Service: no D-Bus session.";
 
 /** A desktop-like host whose warning changes when a secret is stored, as tauri.ts does from
  * keyring_set's answer. */
@@ -56,7 +56,7 @@ describe("keyring banner", () => {
     setHostForTests(fakeHost("tauri", FALLBACK));
     const first = render(<KeyringBanner />);
     const banner = screen.getByRole("alert", { name: "Keyring warning" });
-    expect(banner.textContent).toContain("Secrets are not in a keyring.");
+    expect(banner.textContent).toContain("No system keyring is available");
     expect(banner.textContent).toContain("secrets.json (readable only by you)");
     fireEvent.click(screen.getByRole("button", { name: "Dismiss" }));
     expect(screen.queryByRole("alert", { name: "Keyring warning" })).toBeNull();

@@ -22,9 +22,7 @@ export function KeyringBanner() {
   if (host().kind !== "tauri" || !warning || dismissed === warning) return null;
   return (
     <div className="banner warn" role="alert" aria-label="Keyring warning" style={{ margin: "6px 10px" }}>
-      <span>
-        <strong>Secrets are not in a keyring.</strong> {warning}
-      </span>
+      <span>{warning}</span>
       <span className="spacer" />
       <button
         type="button"
