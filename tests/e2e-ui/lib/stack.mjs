@@ -91,6 +91,7 @@ export function newKey() {
  * @property {string} [key] the session key (random when absent)
  * @property {(home: string, workspace: string) => void} [prepareHome] writes into TANDEM_HOME before the server starts
  * @property {string[]} [allowOrigins] browser origins allowed to call the API (`--allow-origin`)
+ * @property {boolean} [demo] the server plays its built-in demo LLM (`tandem serve --llm demo`) instead of a scripted one; `script` is then unused
  */
 
 /**
@@ -143,6 +144,12 @@ export class Stack {
       writeFileSync(p, text);
     }
     o.prepareHome?.(this.home, this.workspace);
+    this.#origins = (o.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin]);
+    if (o.demo) {
+      this.#demo = true;
+      await this.startServer();
+      return;
+    }
     const scriptFile = join(this.home, "llm-script.json");
     // Title and summary requests carry no tools: a fixed text answers them without using steps.
     writeFileSync(scriptFile, JSON.stringify({ steps: o.script?.(this.workspace) ?? [], no_tools_text: "End-to-end test" }, null, 2));
@@ -153,7 +160,6 @@ export class Stack {
     });
     this.llm = llm.proc;
     this.#llmUrl = llm.match[1] ?? "";
-    this.#origins = (o.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin]);
     await this.startServer();
   }
 
@@ -164,22 +170,27 @@ export class Stack {
 
   /** @type {string} */ #llmUrl = "";
   /** @type {string[]} */ #origins = [];
+  /** @type {boolean} */ #demo = false;
 
   /**
    * Starts `tandem serve` on `port` (0: a free one), with this stack's home, key and LLM.
    * @param {number} [port]
    */
   async startServer(port = 0) {
-    const server = await startProcess(tandemBin(), ["serve", "--host", "127.0.0.1", "--port", String(port), "--session-key", this.key, ...this.#origins], {
+    const llm = this.#demo
+      ? { args: ["--llm", "demo"], env: {} }
+      : {
+          args: [],
+          env: { LLM_MODEL: "openai/scripted-e2e", LLM_BASE_URL: this.#llmUrl, LLM_API_KEY: "e2e-not-a-real-key", LLM_NUM_RETRIES: "0" },
+        };
+    const args = ["serve", "--host", "127.0.0.1", "--port", String(port), "--session-key", this.key, ...this.#origins, ...llm.args];
+    const server = await startProcess(tandemBin(), args, {
       env: {
         ...this.#baseEnv(),
         TANDEM_HOME: this.home,
         TANDEM_UI_DIR: uiDir,
         OH_WORKSPACE_PATH: this.workspace,
-        LLM_MODEL: "openai/scripted-e2e",
-        LLM_BASE_URL: this.#llmUrl,
-        LLM_API_KEY: "e2e-not-a-real-key",
-        LLM_NUM_RETRIES: "0",
+        ...llm.env,
         RUST_LOG: process.env.RUST_LOG ?? "warn",
       },
       cwd: this.workspace,
