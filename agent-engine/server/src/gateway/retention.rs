@@ -15,12 +15,81 @@ pub const TAG: (&str, &str) = ("source", "gateway");
 struct Entry {
     last_used: Option<Instant>,
     in_flight: usize,
+    /// A sweep is deleting it: no request may start on it.
+    deleting: bool,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
     seeded: bool,
     entries: HashMap<String, Entry>,
+}
+
+impl Inner {
+    /// Marks `id` in use (retaining it when `made`); `None` when a sweep is deleting it.
+    /// Returns whether it is tracked.
+    fn acquire(&mut self, id: &str, made: bool) -> Option<bool> {
+        if made {
+            // A new conversation under this id: whatever was tracked before is gone.
+            self.entries.insert(
+                id.to_owned(),
+                Entry {
+                    in_flight: 1,
+                    ..Entry::default()
+                },
+            );
+            return Some(true);
+        }
+        match self.entries.get_mut(id) {
+            None => Some(false),
+            Some(e) if e.deleting => None,
+            Some(e) => {
+                e.in_flight += 1;
+                Some(true)
+            }
+        }
+    }
+
+    /// Ends a use of `id`: its clock restarts.
+    fn release(&mut self, id: &str) {
+        if let Some(e) = self.entries.get_mut(id) {
+            e.in_flight = e.in_flight.saturating_sub(1);
+            e.last_used = Some(Instant::now());
+        }
+    }
+
+    /// The idle conversations the policy no longer keeps at `now`, least recently used
+    /// first, marked as being deleted (so no request starts on them meanwhile).
+    fn doom(&mut self, now: Instant, retention: Duration, max: usize) -> Vec<String> {
+        let mut idle: Vec<(String, Instant)> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.in_flight == 0 && !e.deleting)
+            .map(|(id, e)| (id.clone(), e.last_used.unwrap_or(now)))
+            .collect();
+        idle.sort_by_key(|(_, at)| *at);
+        let kept = self.entries.values().filter(|e| !e.deleting).count();
+        let over = kept.saturating_sub(max);
+        let mut doomed = Vec::new();
+        for (i, (id, at)) in idle.into_iter().enumerate() {
+            if i < over || now.duration_since(at) >= retention {
+                doomed.push(id);
+            }
+        }
+        for id in &doomed {
+            if let Some(e) = self.entries.get_mut(id) {
+                e.deleting = true;
+            }
+        }
+        doomed
+    }
+
+    /// `id`'s deletion ended: forget it unless a new conversation took its id meanwhile.
+    fn deleted(&mut self, id: &str) {
+        if self.entries.get(id).is_some_and(|e| e.deleting) {
+            self.entries.remove(id);
+        }
+    }
 }
 
 /// Gateway-made conversations and when each was last used.
@@ -37,11 +106,7 @@ pub struct InUse {
 impl Drop for InUse {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            let mut inner = self.state.gateway.lock();
-            if let Some(e) = inner.entries.get_mut(&id) {
-                e.in_flight = e.in_flight.saturating_sub(1);
-                e.last_used = Some(Instant::now());
-            }
+            self.state.gateway.lock().release(&id);
         }
     }
 }
@@ -52,22 +117,14 @@ impl Retained {
     }
 
     /// Marks `id` in use; `made` when the gateway made it (it is then retained). A
-    /// conversation the gateway did not make is only marked, never retained.
-    pub fn use_conversation(state: &AppState, id: &str, made: bool) -> InUse {
-        let mut inner = state.gateway.lock();
-        let tracked = made || inner.entries.contains_key(id);
-        if !tracked {
-            return InUse {
-                state: state.clone(),
-                id: None,
-            };
-        }
-        let e = inner.entries.entry(id.to_owned()).or_default();
-        e.in_flight += 1;
-        InUse {
+    /// conversation the gateway did not make is only marked, never retained. `None` when the
+    /// policy is deleting it (the request must not run on it).
+    pub fn use_conversation(state: &AppState, id: &str, made: bool) -> Option<InUse> {
+        let tracked = state.gateway.lock().acquire(id, made)?;
+        Some(InUse {
             state: state.clone(),
-            id: Some(id.to_owned()),
-        }
+            id: tracked.then(|| id.to_owned()),
+        })
     }
 
     /// Forgets `id` (deleted by its request).
@@ -115,29 +172,7 @@ impl Retained {
         Self::seed(state).await;
         let retention = state.config.gateway_retention;
         let max = state.config.gateway_max_retained;
-        let doomed = {
-            let mut inner = state.gateway.lock();
-            let now = Instant::now();
-            // Idle ones, least recently used first.
-            let mut idle: Vec<(String, Instant)> = inner
-                .entries
-                .iter()
-                .filter(|(_, e)| e.in_flight == 0)
-                .map(|(id, e)| (id.clone(), e.last_used.unwrap_or(now)))
-                .collect();
-            idle.sort_by_key(|(_, at)| *at);
-            let over = inner.entries.len().saturating_sub(max);
-            let mut doomed = Vec::new();
-            for (i, (id, at)) in idle.into_iter().enumerate() {
-                if i < over || now.duration_since(at) >= retention {
-                    doomed.push(id);
-                }
-            }
-            for id in &doomed {
-                inner.entries.remove(id);
-            }
-            doomed
-        };
+        let doomed = state.gateway.lock().doom(Instant::now(), retention, max);
         for id in doomed {
             tracing::debug!(conversation = %id, "deleting a gateway conversation (retention)");
             match state.registry.delete(&id).await {
@@ -146,11 +181,62 @@ impl Retained {
                     tracing::warn!(conversation = %id, "deleting a gateway conversation: {e}")
                 }
             }
+            state.gateway.lock().deleted(&id);
         }
     }
 
     /// How often the sweep should run for this retention.
     pub fn period(retention: Duration) -> Duration {
         retention / 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    #[test]
+    fn a_conversation_being_deleted_takes_no_request_and_one_in_use_is_never_doomed() {
+        let mut inner = Inner::default();
+        for id in ["a", "b", "c"] {
+            assert_eq!(inner.acquire(id, true), Some(true));
+        }
+        // "b" is continued while the sweep runs: in flight, it is never doomed.
+        assert_eq!(inner.acquire("b", false), Some(true));
+        for id in ["a", "b", "c"] {
+            inner.release(id);
+        }
+        assert_eq!(inner.doom(Instant::now() + HOUR, HOUR, 100).len(), 2);
+        // The doomed ones refuse new requests until their deletion ends; "b" still serves.
+        assert_eq!(inner.acquire("a", false), None);
+        assert_eq!(inner.acquire("c", false), None);
+        assert_eq!(inner.acquire("b", false), Some(true));
+        assert!(inner.doom(Instant::now() + HOUR, HOUR, 100).is_empty());
+        // A conversation made again under a doomed id is kept when that deletion ends.
+        assert_eq!(inner.acquire("c", true), Some(true));
+        inner.deleted("a");
+        inner.deleted("c");
+        assert_eq!(inner.acquire("a", false), Some(false), "forgotten");
+        assert!(inner.entries.contains_key("c") && inner.entries.contains_key("b"));
+        // Conversations not made by the gateway are never tracked.
+        assert_eq!(inner.acquire("api", false), Some(false));
+    }
+
+    #[test]
+    fn beyond_the_limit_the_least_recently_used_idle_ones_go() {
+        let mut inner = Inner::default();
+        let start = Instant::now();
+        for (i, id) in ["old", "mid", "new"].into_iter().enumerate() {
+            inner.acquire(id, true);
+            inner.release(id);
+            if let Some(e) = inner.entries.get_mut(id) {
+                e.last_used = Some(start + Duration::from_secs(i as u64));
+            }
+        }
+        inner.acquire("busy", true);
+        let doomed = inner.doom(start + Duration::from_secs(10), HOUR, 2);
+        assert_eq!(doomed, vec!["old".to_owned(), "mid".to_owned()]);
     }
 }

@@ -135,7 +135,16 @@ pub async fn start(
         }
     };
     let id = crate::info_id(live.handle.id());
-    let in_use = Retained::use_conversation(state, &id, made);
+    let Some(in_use) = Retained::use_conversation(state, &id, made) else {
+        return Err(GatewayError::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "The conversation {id} is being deleted (unused past the gateway's retention)."
+            ),
+            "invalid_request_error",
+            "conversation_not_found",
+        ));
+    };
     let (from, before) = {
         let view = live.handle.view();
         (view.events.len(), Tokens::of(&view.state))
