@@ -134,6 +134,15 @@ fn read_or_create(path: &Path, create: bool) -> Result<Vec<u8>, CipherError> {
         source,
     };
     match std::fs::read_to_string(path) {
+        // An empty key file sealed nothing (a write cut short by older servers): replace it.
+        Ok(text) if text.trim().is_empty() && create => {
+            match std::fs::remove_file(path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io(e)),
+            }
+            create_key(path)
+        }
         Ok(text) => {
             let key = STANDARD
                 .decode(text.trim())
@@ -143,34 +152,49 @@ fn read_or_create(path: &Path, create: bool) -> Result<Vec<u8>, CipherError> {
             }
             Ok(key)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
-            let mut key = [0u8; 32];
-            SystemRandom::new()
-                .fill(&mut key)
-                .map_err(|_| CipherError::Random)?;
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(io)?;
-            }
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(0o600);
-            }
-            match options.open(path) {
-                Ok(mut f) => {
-                    f.write_all(STANDARD.encode(key).as_bytes()).map_err(io)?;
-                    f.sync_all().map_err(io)?;
-                    Ok(key.to_vec())
-                }
-                // Another server in this home made it first: use theirs.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    read_or_create(path, false)
-                }
-                Err(e) => Err(io(e)),
-            }
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => create_key(path),
+        Err(e) => Err(io(e)),
+    }
+}
+
+/// Makes the key file at `path` whole or not at all: the key is written to a 0600 file beside
+/// it, then linked in place (so no one reads a half-written key, and a crash leaves none); when
+/// another server in this home made it first, theirs is used.
+fn create_key(path: &Path) -> Result<Vec<u8>, CipherError> {
+    let io = |source| CipherError::KeyFile {
+        path: path.to_owned(),
+        source,
+    };
+    let mut key = [0u8; 32];
+    SystemRandom::new()
+        .fill(&mut key)
+        .map_err(|_| CipherError::Random)?;
+    let mut salt = [0u8; 8];
+    SystemRandom::new()
+        .fill(&mut salt)
+        .map_err(|_| CipherError::Random)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let tmp = dir.join(format!(
+        ".secret_key.{}.tmp",
+        salt.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    ));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options.open(&tmp).and_then(|mut f| {
+        f.write_all(STANDARD.encode(key).as_bytes())?;
+        f.sync_all()
+    });
+    let linked = written.and_then(|()| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(key.to_vec()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_or_create(path, false),
         Err(e) => Err(io(e)),
     }
 }
@@ -203,5 +227,28 @@ mod tests {
         }
         let other = Cipher::load(&KeySource::Secret("s".into()), false).unwrap();
         assert!(other.open("work/api_key", &sealed).is_err());
+        // Only the key file is left beside it.
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn an_empty_key_file_is_replaced_and_a_bad_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("key");
+        std::fs::write(&path, "").unwrap();
+        assert!(matches!(
+            Cipher::load(&KeySource::File(path.clone()), false),
+            Err(CipherError::BadKeyFile(_))
+        ));
+        let c = Cipher::load(&KeySource::File(path.clone()), true).unwrap();
+        let sealed = c.seal("a/api_key", "k").unwrap();
+        let again = Cipher::load(&KeySource::File(path.clone()), false).unwrap();
+        assert_eq!(again.open("a/api_key", &sealed).unwrap(), "k");
+        std::fs::write(&path, "not a key").unwrap();
+        assert!(matches!(
+            Cipher::load(&KeySource::File(path), true),
+            Err(CipherError::BadKeyFile(_))
+        ));
     }
 }

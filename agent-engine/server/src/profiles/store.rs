@@ -346,6 +346,44 @@ mod tests {
     }
 
     #[test]
+    fn malformed_files_are_skipped_and_the_rest_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ProfileStore::new(dir.path().to_owned());
+        let mut llm = LlmConfig::new("openai/gpt-x");
+        llm.api_key = Some("sk-1".into());
+        store.save("good", llm, true).unwrap();
+        std::fs::write(dir.path().join("broken.json"), "{not json").unwrap();
+        std::fs::write(dir.path().join("list.json"), "[1, 2]").unwrap();
+        std::fs::write(dir.path().join("nomodel.json"), r#"{"api_key": 3}"#).unwrap();
+        std::fs::write(dir.path().join("binary.json"), [0xff, 0xfe, 0x00]).unwrap();
+        std::fs::create_dir(dir.path().join("folder.json")).unwrap();
+        std::fs::write(
+            dir.path().join("forged.json"),
+            r#"{"model": "m", "api_key": "enc:v1:AAAA"}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(".active"), "broken").unwrap();
+
+        let again = ProfileStore::new(dir.path().to_owned());
+        let names: Vec<String> = again.all().into_keys().collect();
+        assert_eq!(names, ["forged", "good"]);
+        assert_eq!(again.get("good").unwrap().api_key.as_deref(), Some("sk-1"));
+        assert_eq!(again.get("forged").unwrap().api_key, None, "undecryptable");
+        assert_eq!(again.active(), None, "the active profile must exist");
+        // It keeps serving: a profile saved over a broken file replaces it.
+        again
+            .save("broken", LlmConfig::new("openai/gpt-y"), true)
+            .unwrap();
+        assert_eq!(
+            ProfileStore::new(dir.path().to_owned())
+                .get("broken")
+                .unwrap()
+                .model,
+            "openai/gpt-y"
+        );
+    }
+
+    #[test]
     fn names_follow_upstreams_pattern() {
         for ok in ["a", "work", "gpt-4.1_mini", "A9"] {
             assert!(valid_name(ok), "{ok}");
