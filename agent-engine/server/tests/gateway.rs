@@ -381,6 +381,10 @@ async fn profiles_are_saved_masked_served_and_kept_across_restarts() {
         auth, "Bearer sk-work-secret",
         "the chat runs with the profile's key"
     );
+    // The conversation the chat made keeps no profile secret in the clear on disk.
+    let conversation = r.conversation.clone().unwrap();
+    t.wait_status(&conversation, &["finished"]).await;
+    assert_no_file_holds(t.home.path(), &["sk-work-secret", "aws-secret"]);
 
     // A restart keeps the profile, its key and the active one.
     let home = t.stop().await;
@@ -612,5 +616,20 @@ async fn gone(t: &TestServer, id: &str) {
             "{id} was never deleted"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Asserts no file under `dir` contains any of `secrets`.
+fn assert_no_file_holds(dir: &std::path::Path, secrets: &[&str]) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            assert_no_file_holds(&path, secrets);
+        } else if let Ok(text) = std::fs::read(&path) {
+            let text = String::from_utf8_lossy(&text);
+            for s in secrets {
+                assert!(!text.contains(s), "{} holds `{s}`", path.display());
+            }
+        }
     }
 }
