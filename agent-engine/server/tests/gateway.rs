@@ -603,6 +603,39 @@ async fn one_shot_conversations_are_deleted_by_the_retention_policy() {
     assert_eq!(s, 200, "the /api conversation stays");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_run_whose_client_went_away_is_still_stopped_at_the_gateway_timeout() {
+    let llm = harness::llm(vec![
+        Step::tool_call(
+            "terminal",
+            json!({"command": "sleep 120", "security_risk": "LOW"}),
+        ),
+        Step::text("never needed"),
+    ]);
+    let p = profile(&llm);
+    let t = TestServer::start_with(|c| {
+        c.profiles.insert("default".into(), p);
+        c.gateway_timeout = Duration::from_secs(2);
+    })
+    .await;
+    let id = uuid::Uuid::new_v4().hyphenated().to_string();
+    let ask = json!({"model": "openhands_default", "messages": [{"role": "user", "content": "x"}]});
+    // The client gives up while the agent's command runs.
+    let gave_up = t
+        .http
+        .post(t.url("/v1/chat/completions"))
+        .header("Authorization", format!("Bearer {KEY}"))
+        .header(HEADER, &id)
+        .json(&ask)
+        .timeout(Duration::from_millis(300))
+        .send()
+        .await;
+    assert!(gave_up.is_err(), "the request should not have answered yet");
+    t.wait_status(&id, &["running"]).await;
+    // The gateway's timeout still interrupts the run (paused, the agent's command cut short).
+    t.wait_status(&id, &["paused"]).await;
+}
+
 /// Waits (20 s at most) until conversation `id` is deleted.
 async fn gone(t: &TestServer, id: &str) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);

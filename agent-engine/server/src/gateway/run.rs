@@ -176,8 +176,23 @@ pub async fn start(
 }
 
 /// Waits for the turn's run and reads its answer; a run past `gateway_timeout` is
-/// interrupted (504).
+/// interrupted (504). The wait is a task of its own, so a client that goes away does not
+/// cancel it: the run still ends within the timeout and the conversation is released after.
 pub async fn finish(state: &AppState, turn: Turn) -> Result<Answer, GatewayError> {
+    let st = state.clone();
+    tokio::spawn(async move { wait(&st, turn).await })
+        .await
+        .unwrap_or_else(|e| {
+            Err(GatewayError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("The gateway's wait for the run failed: {e}"),
+                "server_error",
+                "internal_error",
+            ))
+        })
+}
+
+async fn wait(state: &AppState, turn: Turn) -> Result<Answer, GatewayError> {
     let waited = tokio::time::timeout(
         state.config.gateway_timeout,
         turn.live.handle.wait_until_stopped(),
