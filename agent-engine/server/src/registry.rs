@@ -451,9 +451,11 @@ pub fn build_llm(
     let profiles = server.all_profiles();
     let mut c = resolve_profile(config, &profiles);
     if c.api_key.is_none() {
+        // A profile's key goes only to the profile's own endpoint: a conversation naming the
+        // same model at another base URL must not carry it there.
         c.api_key = profiles
             .values()
-            .find(|p| p.model == c.model && p.api_key.is_some())
+            .find(|p| p.model == c.model && p.base_url == c.base_url && p.api_key.is_some())
             .and_then(|p| p.api_key.clone())
             .or_else(|| env_key_for(&c.model));
     }

@@ -666,3 +666,38 @@ fn assert_no_file_holds(dir: &std::path::Path, secrets: &[&str]) {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_profiles_key_goes_only_to_the_profiles_own_endpoint() {
+    let own = harness::llm(vec![Step::text("from the profile's endpoint")]);
+    let other = harness::llm(vec![Step::text("from another endpoint")]);
+    let t = start(&own).await;
+    let bearer = "Bearer sk-profile-key";
+    for (llm, expect_key) in [(&other, false), (&own, true)] {
+        let mut agent = TestServer::agent(llm);
+        agent["llm"]
+            .as_object_mut()
+            .unwrap()
+            .remove("api_key")
+            .unwrap();
+        let body = json!({"agent": agent, "workspace": {"kind": "LocalWorkspace",
+            "working_dir": t.workspace.to_string_lossy()}});
+        let (status, info) = t.post("/api/conversations", body).await;
+        if status == 201 {
+            let id = info["id"].as_str().unwrap();
+            t.message(id, "hello", true).await;
+            t.wait_status(id, &["finished", "error", "idle"]).await;
+        }
+        let keys: Vec<String> = llm
+            .captured()
+            .iter()
+            .filter_map(|r| r.headers.get("authorization").cloned())
+            .collect();
+        if expect_key {
+            assert_eq!(status, 201, "{info}");
+            assert!(keys.iter().any(|k| k == bearer), "{keys:?}");
+        } else {
+            assert!(keys.iter().all(|k| k != bearer), "{keys:?}");
+        }
+    }
+}
