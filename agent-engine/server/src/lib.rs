@@ -41,10 +41,10 @@ use axum::response::IntoResponse;
 pub use auth::{AUTH_TIMEOUT, CLOSE_NOT_FOUND, CLOSE_UNAUTHORIZED};
 pub use config::{ServerConfig, env_key_for, keys_from_env};
 pub use cors::{Cors, OriginError};
+pub use demo::{DEMO_MODEL, DemoLlm};
 pub use error::{ApiError, Result};
 pub use gateway::{CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS};
 pub use info::{Redact, redact_agent};
-pub use demo::{DEMO_MODEL, DemoLlm};
 
 use crate::bash::BashService;
 use crate::registry::Registry;
