@@ -31,6 +31,8 @@ impl DemoLlm {
             SocketAddr::from(([127, 0, 0, 1], 0)),
             Source::Responder(demo_responder()),
         )?;
+        // The demo may answer for as long as the app runs: it keeps no history of requests.
+        server.keep_last_requests(0);
         let mut config = LlmConfig::new(DEMO_MODEL);
         config.base_url = Some(server.base_url());
         config.api_key = Some("demo".into());

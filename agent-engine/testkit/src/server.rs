@@ -95,8 +95,24 @@ struct ServerState {
     no_tools_text: Option<String>,
     scripted: usize,
     captured: Vec<CapturedRequest>,
+    /// Requests received in all, including any no longer kept in `captured`.
+    received: usize,
+    /// How many of the newest requests `captured` keeps.
+    capture_limit: usize,
     exhausted: usize,
     violations: Vec<String>,
+}
+
+impl ServerState {
+    /// Keeps `request` (dropping the oldest beyond the limit) and returns its number.
+    fn record(&mut self, request: CapturedRequest) -> usize {
+        let number = self.received;
+        self.received += 1;
+        self.captured.push(request);
+        let excess = self.captured.len().saturating_sub(self.capture_limit);
+        self.captured.drain(..excess);
+        number
+    }
 }
 
 type Shared = Arc<Mutex<ServerState>>;
@@ -165,6 +181,8 @@ impl ScriptedLlmServer {
             no_tools_text,
             scripted: 0,
             captured: Vec::new(),
+            received: 0,
+            capture_limit: usize::MAX,
             exhausted: 0,
             violations: Vec::new(),
         }));
@@ -252,6 +270,16 @@ impl ScriptedLlmServer {
             .collect()
     }
 
+    /// Keeps only the newest `n` requests for [`requests`](Self::requests) and
+    /// [`captured`](Self::captured), so that a long-running server (the demo) does not hold
+    /// every request it ever answered. Tests keep them all (the default).
+    pub fn keep_last_requests(&self, n: usize) {
+        let mut state = lock(&self.state);
+        state.capture_limit = n;
+        let excess = state.captured.len().saturating_sub(n);
+        state.captured.drain(..excess);
+    }
+
     /// Every request received (chat completions, models, unexpected paths), with headers.
     pub fn captured(&self) -> Vec<CapturedRequest> {
         lock(&self.state).captured.clone()
@@ -262,7 +290,8 @@ impl ScriptedLlmServer {
         self.requests().pop()
     }
 
-    /// How many completion requests were received (any protocol).
+    /// How many completion requests were received (any protocol), of those still kept (see
+    /// [`keep_last_requests`](Self::keep_last_requests)).
     pub fn request_count(&self) -> usize {
         lock(&self.state)
             .captured
@@ -344,10 +373,7 @@ async fn completion(
         .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&raw).into()));
     let decision = {
         let mut state = lock(&shared);
-        let number = state.captured.len();
-        state
-            .captured
-            .push(capture(&method, &uri, &headers, body.clone()));
+        let number = state.record(capture(&method, &uri, &headers, body.clone()));
         match &parsed {
             None => Decision::NotJson,
             Some(request) => {
@@ -617,9 +643,7 @@ async fn models(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    lock(&shared)
-        .captured
-        .push(capture(&method, &uri, &headers, Value::Null));
+    lock(&shared).record(capture(&method, &uri, &headers, Value::Null));
     json_response(
         StatusCode::OK,
         &json!({"object": "list", "data": [
@@ -638,9 +662,7 @@ async fn unexpected(
     state
         .violations
         .push(format!("unexpected request {method} {}", uri.path()));
-    state
-        .captured
-        .push(capture(&method, &uri, &headers, Value::Null));
+    state.record(capture(&method, &uri, &headers, Value::Null));
     let message = format!("scripted LLM: no route for {method} {}", uri.path());
     json_response(
         StatusCode::NOT_FOUND,
