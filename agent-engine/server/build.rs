@@ -1,6 +1,7 @@
-//! Embeds the web UI build (`ui/dist`, or `TANDEM_UI_DIST`) into the server, so that a
-//! `tandem` binary copied anywhere serves the UI at `/ui/`. Each file is stored gzipped when
-//! that makes it smaller (served as is to browsers, which all accept gzip) and raw otherwise.
+//! Embeds the web UI build (`ui/dist`, or `TANDEM_UI_DIST`) into the server when the
+//! `embedded-ui` feature is on (the CLI turns it on), so that a `tandem` binary copied
+//! anywhere serves the UI at `/ui/`. Each file is stored gzipped when that makes it smaller
+//! (served as is to browsers, which all accept gzip) and raw otherwise.
 //! Without a UI build the server still builds: it then serves a page saying how to build the
 //! UI, and this script says so as a cargo warning.
 //!
@@ -28,7 +29,10 @@ fn main() -> Result<()> {
         Some(d) => PathBuf::from(d),
         None => manifest.join("../../ui/dist"),
     };
-    let table = if dist.join("index.html").is_file() {
+    let table = if std::env::var_os("CARGO_FEATURE_EMBEDDED_UI").is_none() {
+        // Built without the `embedded-ui` feature (the desktop app): nothing to embed.
+        Table::default()
+    } else if dist.join("index.html").is_file() {
         // Cargo scans the folder: a rebuilt UI is embedded again.
         println!("cargo:rerun-if-changed={}", dist.display());
         embed(&dist, &out.join("ui"))?
