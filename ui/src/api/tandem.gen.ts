@@ -173,7 +173,7 @@ export interface paths {
         put?: never;
         /**
          * Body ExecuteBashRequest → BashCommand at once
-         * @description Body ExecuteBashRequest → BashCommand at once.
+         * @description Body ExecuteBashRequest → BashCommand at once; a relative cwd is below the server's workspace; 422 when cwd is not an existing folder.
          */
         post: operations["post_api_bash_start_bash_command"];
         delete?: never;
@@ -265,7 +265,7 @@ export interface paths {
         put?: never;
         /**
          * Body AskAgentRequest {question} → AgentResponse {response}
-         * @description Body AskAgentRequest {question} → AgentResponse {response}; a side LLM call, the conversation is unchanged; 502 when the model answers with a tool call only.
+         * @description Body AskAgentRequest {question} → AgentResponse {response}; a side LLM call, the conversation is unchanged; 502 when the LLM fails (retried once at most) or answers with a tool call only, 504 when it does not answer within 60 s.
          */
         post: operations["post_api_conversations__conversation_id__ask_agent"];
         delete?: never;
@@ -364,8 +364,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Body ExecuteBashRequest → BashCommand at once (in the conversation's workspace)
-         * @description Body ExecuteBashRequest → BashCommand at once (in the conversation's workspace).
+         * Body ExecuteBashRequest → BashCommand at once (in the conversation's workspace
+         * @description Body ExecuteBashRequest → BashCommand at once (in the conversation's workspace; a relative cwd is below it); 422 when cwd is not an existing folder.
          */
         post: operations["post_api_conversations__conversation_id__bash_start_bash_command"];
         delete?: never;
@@ -567,7 +567,7 @@ export interface paths {
         };
         /**
          * Raw bytes of ?path= inside the workspace
-         * @description Raw bytes of ?path= inside the workspace; 403 outside.
+         * @description Raw bytes of ?path= inside the workspace; 403 outside; 422 for an empty or malformed path or a folder.
          */
         get: operations["get_api_conversations__conversation_id__file_download"];
         put?: never;
@@ -588,8 +588,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Multipart field `file`, ?path= inside the workspace → FileUploadResponse
-         * @description Multipart field `file`, ?path= inside the workspace → FileUploadResponse; 403 outside.
+         * Multipart field `file`, ?path= inside the workspace (relative to its root) → FileUploadResponse
+         * @description Multipart field `file`, ?path= inside the workspace (relative to its root) → FileUploadResponse; 403 outside; 422 for an empty or malformed path or a folder.
          */
         post: operations["post_api_conversations__conversation_id__file_upload"];
         delete?: never;
@@ -727,12 +727,12 @@ export interface paths {
         };
         /**
          * WorkspaceFile for ?path= (text, size, mtime_ms, binary)
-         * @description WorkspaceFile for ?path= (text, size, mtime_ms, binary); 422 over 10 MB; 403 outside. (Tandem addition.)
+         * @description WorkspaceFile for ?path= (text, size, mtime_ms, binary); 422 over 10 MB, for a folder or a malformed path; 403 outside. (Tandem addition.)
          */
         get: operations["get_api_conversations__conversation_id__workspace_file"];
         /**
          * Body WriteWorkspaceFileRequest {path, content, expected_mtime_ms?}
-         * @description Body WriteWorkspaceFileRequest {path, content, expected_mtime_ms?}; 409 when the file changed since. (Tandem addition.)
+         * @description Body WriteWorkspaceFileRequest {path, content, expected_mtime_ms?}; 409 when the file changed since; 422 naming `path` when it is empty, malformed or a folder. (Tandem addition.)
          */
         put: operations["put_api_conversations__conversation_id__workspace_file"];
         post?: never;
@@ -751,7 +751,7 @@ export interface paths {
         };
         /**
          * WorkspaceTree of the workspace (or ?path= below it)
-         * @description WorkspaceTree of the workspace (or ?path= below it). (Tandem addition.)
+         * @description WorkspaceTree of the workspace (or ?path= below it); 422 when ?path= is a file. (Tandem addition.)
          */
         get: operations["get_api_conversations__conversation_id__workspace_tree"];
         put?: never;
@@ -811,7 +811,7 @@ export interface paths {
         };
         /**
          * Raw bytes of ?path= (absolute)
-         * @description Raw bytes of ?path= (absolute).
+         * @description Raw bytes of ?path= (absolute); 422 for a relative or malformed path or a folder.
          */
         get: operations["get_api_file_download"];
         put?: never;
@@ -833,7 +833,7 @@ export interface paths {
         put?: never;
         /**
          * Multipart field `file`, ?path= absolute → FileUploadResponse
-         * @description Multipart field `file`, ?path= absolute → FileUploadResponse.
+         * @description Multipart field `file`, ?path= absolute → FileUploadResponse; 422 for a relative or malformed path or a folder.
          */
         post: operations["post_api_file_upload"];
         delete?: never;
