@@ -576,3 +576,40 @@ async fn viewers_see_each_command_once_in_plain_text() {
     assert!(!seen.contains("\x1b[7m"), "{seen:?}");
     tool.close();
 }
+
+/// A prompt the agent (or a person) sets by hand keeps the invisible reading marker at its end,
+/// so the tool still types each command only once readline reads it, instead of waiting out
+/// its time limit before every command.
+#[tokio::test]
+async fn a_prompt_set_by_hand_keeps_the_reading_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = TerminalTool::new();
+    let ctx = ctx(dir.path());
+    let session = tool.start_session(dir.path()).unwrap();
+    let (_, mut viewer) = session.attach();
+    let o = call(&tool, &ctx, json!({"command": "export PS1='>> '"})).await;
+    assert_eq!(o.exit_code, Some(0), "{}", text(&o));
+    let o = call(&tool, &ctx, json!({"command": "echo mark-$((3+4))"})).await;
+    assert!(text(&o).starts_with("mark-7\n"), "{}", text(&o));
+    let o = call(
+        &tool,
+        &ctx,
+        json!({"command": "echo \"$PS1\" | tr -c '[:print:]' '?'"}),
+    )
+    .await;
+    assert!(text(&o).starts_with(">> \\[\\e]6973;"), "{}", text(&o));
+
+    // The viewer sees the prompt as set, then the marker (invisible in a terminal).
+    let reading = |s: &str| {
+        s.rsplit_once("mark-7")
+            .is_some_and(|(_, after)| after.contains(">> \x1b]6973;") && after.ends_with(";R\x07"))
+    };
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !reading(&String::from_utf8_lossy(&seen)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let chunk = tokio::time::timeout(left, viewer.recv()).await;
+        seen.extend_from_slice(&chunk.expect("viewer output").unwrap());
+    }
+    tool.close();
+}

@@ -69,16 +69,19 @@ impl PromptVars {
     /// The variables for `nonce`.
     pub fn new(nonce: &str) -> Self {
         let ps0 = format!(r"\e]{OSC_ID};{nonce};S\a");
-        let ps1 = format!(r"\u@\h:\w\$ \[\e]{OSC_ID};{nonce};R\a\]");
+        let reading = format!(r"\[\e]{OSC_ID};{nonce};R\a\]");
+        let ps1 = format!(r"\u@\h:\w\$ {reading}");
         // Only builtins, so no fork per prompt; bash restores `$?` after PROMPT_COMMAND. The
         // group's stderr goes to /dev/null so `set -x` does not trace it. Commands are typed as
         // bracketed pastes, and readline (bash 5.1+) shows a paste as the active region, in
         // reverse video, then redraws the line plainly when Enter accepts it: viewers then saw
         // each command twice, once in selection colours (and both copies where the viewer's
         // width differs from the shell's). `enable-active-region off` echoes the paste once, as
-        // typed text; older bash has no such variable and no highlighting.
+        // typed text; older bash has no such variable and no highlighting. A `PS1` set by hand
+        // (`export PS1='$ '`) gets the reading marker back, invisible, so the tool does not wait
+        // out its time limit before every command.
         let prompt_command = format!(
-            r#"{{ __tandem_status=$?; __tandem_ids='\u\037\h'; export -n PS0 PS1 PROMPT_COMMAND; bind 'set enable-active-region off'; printf '\e]{OSC_ID};{nonce};E;%s\037%s\037%s\037%s\037%s\a' "$__tandem_status" "$!" "${{__tandem_ids@P}}" "$PATH" "$PWD"; }} 2>/dev/null"#
+            r#"{{ __tandem_status=$?; __tandem_ids='\u\037\h'; export -n PS0 PS1 PROMPT_COMMAND; case ${{PS1-}} in *'{reading}'*) ;; *) PS1+='{reading}';; esac; bind 'set enable-active-region off'; printf '\e]{OSC_ID};{nonce};E;%s\037%s\037%s\037%s\037%s\a' "$__tandem_status" "$!" "${{__tandem_ids@P}}" "$PATH" "$PWD"; }} 2>/dev/null"#
         );
         Self {
             ps0,
