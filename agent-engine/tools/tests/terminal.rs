@@ -613,3 +613,19 @@ async fn a_prompt_set_by_hand_keeps_the_reading_marker() {
     }
     tool.close();
 }
+
+/// `set -u` (as in `set -euo pipefail`) typed into the agent's shell does not stop the prompt
+/// from reporting that a command finished: the tool does not take every later command for one
+/// that still runs.
+#[tokio::test]
+async fn nounset_in_the_shell_still_reports_each_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = TerminalTool::new();
+    let ctx = ctx(dir.path());
+    let o = call(&tool, &ctx, json!({"command": "set -u; unset PATH"})).await;
+    assert_eq!(o.exit_code, Some(0), "{}", text(&o));
+    let o = call(&tool, &ctx, json!({"command": "echo still-$((2*3))"})).await;
+    assert_eq!(o.exit_code, Some(0), "{}", text(&o));
+    assert!(text(&o).starts_with("still-6\n"), "{}", text(&o));
+    tool.close();
+}

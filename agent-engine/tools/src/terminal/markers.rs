@@ -72,7 +72,8 @@ impl PromptVars {
         let reading = format!(r"\[\e]{OSC_ID};{nonce};R\a\]");
         let ps1 = format!(r"\u@\h:\w\$ {reading}");
         // Only builtins, so no fork per prompt; bash restores `$?` after PROMPT_COMMAND. The
-        // group's stderr goes to /dev/null so `set -x` does not trace it. Commands are typed as
+        // group's stderr goes to /dev/null so `set -x` does not trace it, and every expansion has
+        // a default so `set -u` does not abort it (`$!` is unset until a job runs). Commands are typed as
         // bracketed pastes, and readline (bash 5.1+) shows a paste as the active region, in
         // reverse video, then redraws the line plainly when Enter accepts it: viewers then saw
         // each command twice, once in selection colours (and both copies where the viewer's
@@ -81,7 +82,7 @@ impl PromptVars {
         // (`export PS1='$ '`) gets the reading marker back, invisible, so the tool does not wait
         // out its time limit before every command.
         let prompt_command = format!(
-            r#"{{ __tandem_status=$?; __tandem_ids='\u\037\h'; export -n PS0 PS1 PROMPT_COMMAND; case ${{PS1-}} in *'{reading}'*) ;; *) PS1+='{reading}';; esac; bind 'set enable-active-region off'; printf '\e]{OSC_ID};{nonce};E;%s\037%s\037%s\037%s\037%s\a' "$__tandem_status" "$!" "${{__tandem_ids@P}}" "$PATH" "$PWD"; }} 2>/dev/null"#
+            r#"{{ __tandem_status=$?; __tandem_ids='\u\037\h'; export -n PS0 PS1 PROMPT_COMMAND; case ${{PS1-}} in *'{reading}'*) ;; *) PS1+='{reading}';; esac; bind 'set enable-active-region off'; printf '\e]{OSC_ID};{nonce};E;%s\037%s\037%s\037%s\037%s\a' "$__tandem_status" "${{!-}}" "${{__tandem_ids@P}}" "${{PATH-}}" "${{PWD-}}"; }} 2>/dev/null"#
         );
         Self {
             ps0,
