@@ -208,7 +208,10 @@ reset=true for a fresh shell."
             {
                 return fail(&e);
             }
-            (runner.run(command, soft, limit, cancel).await, false)
+            match runner.run(command, soft, limit, cancel).await {
+                Ok(outcome) => (outcome, false),
+                Err(e) => return fail(&e),
+            }
         };
         let last_prompt = runner.last_prompt().cloned();
         drop(runner);

@@ -629,3 +629,22 @@ async fn nounset_in_the_shell_still_reports_each_command() {
     assert!(text(&o).starts_with("still-6\n"), "{}", text(&o));
     tool.close();
 }
+
+/// A call whose interrupt came before the command was typed does not run it (it used to be
+/// typed and then sent C-c, by which time a short command had done its work).
+#[tokio::test]
+async fn a_call_interrupted_before_typing_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = TerminalTool::new();
+    let live = ctx(dir.path());
+    call(&tool, &live, json!({"command": "true"})).await;
+    let stopped = ctx(dir.path());
+    stopped.cancel.cancel();
+    let o = call(&tool, &stopped, json!({"command": "touch made-anyway"})).await;
+    assert!(o.is_error, "{}", text(&o));
+    assert!(text(&o).contains("did not run"), "{}", text(&o));
+    let o = call(&tool, &live, json!({"command": "echo next"})).await;
+    assert!(text(&o).starts_with("next\n"), "{}", text(&o));
+    assert!(!dir.path().join("made-anyway").exists());
+    tool.close();
+}

@@ -31,6 +31,8 @@ const CAPTURE_LIMIT: usize = 32 * 1024 * 1024;
 /// Longest wait for readline to show the prompt before typing: a hang guard for a prompt
 /// changed by hand (it has no reading marker); the prompt shows within milliseconds otherwise.
 const READING_LIMIT: Duration = Duration::from_secs(2);
+/// Why a cancelled call typed nothing.
+const NOT_TYPED: &str = "Interrupted before the command was typed: it did not run.";
 /// Readline's "line accepted" sequence (bracketed paste off), which ends the command's echo.
 const LINE_ACCEPTED: &[u8] = b"\x1b[?2004l";
 
@@ -368,22 +370,26 @@ impl Runner {
     /// echoed once. Between the finished marker (printed by `PROMPT_COMMAND`) and the prompt,
     /// the terminal is still in cooked mode: the driver would echo typed bytes itself
     /// (`^[[200~ls^[[201~`) and readline then again, so viewers saw the command twice. Returns
-    /// at once when a command runs (a person typed one) or the shell has gone.
-    async fn until_reading(&mut self, cancel: &CancellationToken) {
+    /// at once when a command runs (a person typed one) or the shell has gone. Returns false
+    /// when `cancel` fired: nothing is to be typed then.
+    async fn until_reading(&mut self, cancel: &CancellationToken) -> bool {
         let deadline = Instant::now() + READING_LIMIT;
         loop {
             self.settle();
+            if cancel.is_cancelled() {
+                return false;
+            }
             if self.reading || self.busy || self.exited {
-                return;
+                return true;
             }
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return,
+                () = cancel.cancelled() => return false,
                 chunk = self.output.recv() => match chunk {
                     Some(chunk) => self.parser.push(&chunk, &mut self.backlog),
                     None => self.exited = true,
                 },
-                () = tokio::time::sleep_until(deadline) => return,
+                () = tokio::time::sleep_until(deadline) => return true,
             }
         }
     }
@@ -440,7 +446,10 @@ impl Runner {
             .await
             .map_err(|e| format!("Could not prepare the secret environment variables: {e}"))?;
         let quoted = single_quoted(&file.to_string_lossy());
-        self.until_reading(cancel).await;
+        if !self.until_reading(cancel).await {
+            let _ = tokio::fs::remove_file(&file).await;
+            return Err(NOT_TYPED.into());
+        }
         // A leading space keeps the line out of the shell's history.
         self.shell
             .write(typed_command(&format!(" . {quoted}; rm -f {quoted}")));
@@ -466,21 +475,24 @@ impl Runner {
     }
 
     /// Types `command` and waits for it: until its prompt, `soft` without output (when there is
-    /// no `timeout`), `timeout` (then stops it), or `cancel` (then stops it).
+    /// no `timeout`), `timeout` (then stops it), or `cancel` (then stops it). `Err` when
+    /// `cancel` fired before the command was typed: it did not run.
     pub async fn run(
         &mut self,
         command: &str,
         soft: Duration,
         timeout: Option<Duration>,
         cancel: &CancellationToken,
-    ) -> Outcome {
-        self.until_reading(cancel).await;
+    ) -> Result<Outcome, String> {
+        if !self.until_reading(cancel).await {
+            return Err(NOT_TYPED.into());
+        }
         self.shell.write(typed_command(command));
         self.busy = true;
         self.reading = false;
         self.running = Some(command.to_owned());
         let capture = Capture::new(true);
-        self.follow(capture, soft, timeout, true, cancel).await
+        Ok(self.follow(capture, soft, timeout, true, cancel).await)
     }
 
     /// Types `bytes` into the running command and collects what follows.
