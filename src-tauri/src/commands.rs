@@ -91,7 +91,7 @@ pub async fn keyring_delete(
     with_keys(&state, move |k| k.delete(&service, &account)).await
 }
 
-/// Where secrets go: `{backend: "os" | "file", warning, file}`.
+/// Where secrets go: `{backend: "os" | "file", warning, cause, file}`.
 #[tauri::command]
 #[specta::specta]
 pub fn keyring_status(state: State<'_, DesktopState>) -> KeyringStatus {

@@ -36,8 +36,12 @@ pub enum Backend {
 pub struct KeyringStatus {
     /// Where secrets go.
     pub backend: Backend,
-    /// Set when secrets are not in a real keyring: say so to the user.
+    /// Set when secrets are not in a real keyring: a sentence for people saying where they
+    /// are kept instead.
     pub warning: Option<String>,
+    /// With `warning`: the technical reason no keyring was used (e.g. the D-Bus error), for
+    /// those who want to fix it.
+    pub cause: Option<String>,
     /// The fallback file, when it is used.
     pub file: Option<PathBuf>,
 }
@@ -92,15 +96,17 @@ impl KeyStore {
             Backend::Os => KeyringStatus {
                 backend: Backend::Os,
                 warning: None,
+                cause: None,
                 file: None,
             },
             Backend::File => KeyringStatus {
                 backend: Backend::File,
                 warning: Some(format!(
-                    "No system keyring is available, so secrets are kept in {} (readable only by you) instead. Cause: {}.",
+                    "No system keyring is available, so Tandem keeps your API keys and session \
+                     keys in the file {}, which only your user account can read.",
                     self.file.display(),
-                    self.reason.as_deref().unwrap_or("unknown")
                 )),
+                cause: Some(self.reason.clone().unwrap_or_else(|| "unknown".to_owned())),
                 file: Some(self.file.clone()),
             },
         }
@@ -228,7 +234,11 @@ mod tests {
         let ks = KeyStore::file(dir.path(), "no D-Bus session");
         let st = ks.status();
         assert_eq!(st.backend, Backend::File);
-        assert!(st.warning.as_deref().unwrap().contains("no D-Bus session"));
+        let warning = st.warning.as_deref().unwrap();
+        assert!(warning.contains("secrets.json"), "{warning}");
+        // The sentence is for people; the technical reason comes apart.
+        assert!(!warning.contains("no D-Bus session"), "{warning}");
+        assert_eq!(st.cause.as_deref(), Some("no D-Bus session"));
         assert_eq!(ks.get("tandem", "a").unwrap(), None);
         ks.set("tandem", "a", "s1").unwrap();
         ks.set("tandem", "b", "s2").unwrap();

@@ -406,6 +406,22 @@ async fn keyring_warning(s: &Session, shots: &[PathBuf], home: &Path) -> Result<
         "the keyring banner reads {text:?}"
     );
     println!("desktop without D-Bus: the banner reads {text:?}");
+    // The sentence is for people; the D-Bus error is folded away under "Technical details".
+    let details = s
+        .invoke_script(&format!(
+            "const d = document.querySelector(\"{KEYRING_BANNER} details\");\n\
+             return d && {{open: d.open, summary: d.querySelector('summary').textContent, \
+             cause: d.querySelector('code').textContent}};"
+        ))
+        .await?;
+    ensure!(
+        details["open"] == false
+            && details["summary"] == "Technical details"
+            && details["cause"]
+                .as_str()
+                .is_some_and(|c| c.contains("Secret Service")),
+        "the keyring banner's technical details are {details}"
+    );
     s.screenshot(shots, "desktop-keyring-warning").await?;
 
     // Settings repeats it where keys are entered; a key saved there goes to the file.

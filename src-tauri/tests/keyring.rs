@@ -147,6 +147,7 @@ fn inner_no_dbus() {
     let ks = KeyStore::detect(config.path());
     let st = ks.status();
     assert_eq!(st.backend, Backend::File, "{st:?}");
+    assert!(st.cause.as_deref().is_some_and(|c| !c.is_empty()), "{st:?}");
     let warning = st.warning.expect("a visible warning");
     assert!(warning.contains("No system keyring"), "{warning}");
     ks.set("tandem", "llm:openai", "sk-file").unwrap();

@@ -16,7 +16,7 @@ export const commands = {
 	keyringSet: (account: string, secret: string, service: string | null) => __TAURI_INVOKE<KeyringStatus_Serialize>("keyring_set", { account, secret, service }),
 	/**  Forgets the secret of `account`. */
 	keyringDelete: (account: string, service: string | null) => __TAURI_INVOKE<null>("keyring_delete", { account, service }),
-	/**  Where secrets go: `{backend: "os" | "file", warning, file}`. */
+	/**  Where secrets go: `{backend: "os" | "file", warning, cause, file}`. */
 	keyringStatus: () => __TAURI_INVOKE<KeyringStatus_Serialize>("keyring_status"),
 	/**  A native folder picker; null when cancelled. */
 	pickFolder: () => __TAURI_INVOKE<string | null>("pick_folder"),
@@ -55,8 +55,16 @@ export type KeyringStatus = KeyringStatus_Serialize | KeyringStatus_Deserialize;
 export type KeyringStatus_Deserialize = {
 	/**  Where secrets go. */
 	backend: Backend,
-	/**  Set when secrets are not in a real keyring: say so to the user. */
+	/**
+	 *  Set when secrets are not in a real keyring: a sentence for people saying where they
+	 *  are kept instead.
+	 */
 	warning?: string | null,
+	/**
+	 *  With `warning`: the technical reason no keyring was used (e.g. the D-Bus error), for
+	 *  those who want to fix it.
+	 */
+	cause?: string | null,
 	/**  The fallback file, when it is used. */
 	file?: string | null,
 };
@@ -65,8 +73,16 @@ export type KeyringStatus_Deserialize = {
 export type KeyringStatus_Serialize = {
 	/**  Where secrets go. */
 	backend: Backend,
-	/**  Set when secrets are not in a real keyring: say so to the user. */
+	/**
+	 *  Set when secrets are not in a real keyring: a sentence for people saying where they
+	 *  are kept instead.
+	 */
 	warning: string | null,
+	/**
+	 *  With `warning`: the technical reason no keyring was used (e.g. the D-Bus error), for
+	 *  those who want to fix it.
+	 */
+	cause: string | null,
 	/**  The fallback file, when it is used. */
 	file: string | null,
 };

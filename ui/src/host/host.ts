@@ -27,6 +27,9 @@ export interface Host {
    * read it through `useKeyringWarning`, which follows `onKeyringWarning`.
    */
   readonly keyringWarning: string | null;
+  /** With `keyringWarning`: the technical reason (e.g. the D-Bus error) for those who want to
+   * fix it; shown apart from the sentence. Changes along with it. */
+  readonly keyringWarningCause?: string | null;
   /** Calls `listener` whenever `keyringWarning` changes; answers the unsubscribe. Hosts whose
    * warning never changes leave it out. */
   onKeyringWarning?(listener: () => void): () => void;

@@ -41,3 +41,10 @@ export function useKeyringWarning(): string | null {
   const subscribe = useCallback((l: () => void) => h.onKeyringWarning?.(l) ?? (() => {}), [h]);
   return useSyncExternalStore(subscribe, () => h.keyringWarning);
 }
+
+/** The technical cause that goes with `useKeyringWarning`'s sentence, or null. */
+export function useKeyringWarningCause(): string | null {
+  const h = host();
+  const subscribe = useCallback((l: () => void) => h.onKeyringWarning?.(l) ?? (() => {}), [h]);
+  return useSyncExternalStore(subscribe, () => h.keyringWarningCause ?? null);
+}

@@ -7,10 +7,11 @@ import { DesktopError, createTauriHost } from "./tauri";
 
 const FILE_STATUS = {
   backend: "file",
-  warning: "No system keyring is available, so secrets are kept in /cfg/secrets.json (readable only by you) instead. Cause: no Secret Service: no D-Bus session.",
+  warning: "No system keyring is available, so Tandem keeps your API keys and session keys in the file /cfg/secrets.json, which only your user account can read.",
+  cause: "no Secret Service: no D-Bus session",
   file: "/cfg/secrets.json",
 };
-const OS_STATUS = { backend: "os", warning: null, file: null };
+const OS_STATUS = { backend: "os", warning: null, cause: null, file: null };
 
 afterEach(() => clearMocks());
 
@@ -40,6 +41,7 @@ describe("tauri host", () => {
     const h = await createTauriHost();
     expect(calls.map((c) => c.cmd).sort()).toEqual(["keyring_status", "session_last"]);
     expect(h.keyringWarning).toBe(FILE_STATUS.warning);
+    expect(h.keyringWarningCause).toBe(FILE_STATUS.cause);
     expect(h.loadPref("lastWorkspace")).toBe("/w");
   });
 
@@ -47,6 +49,7 @@ describe("tauri host", () => {
     const calls = desktop({ start: OS_STATUS, afterSet: FILE_STATUS });
     const h = await createTauriHost();
     expect(h.keyringWarning).toBeNull();
+    expect(h.keyringWarningCause).toBeNull();
     let heard = 0;
     const off = h.onKeyringWarning?.(() => heard++);
     await h.keyringSet("llm:p1", "sk-1");

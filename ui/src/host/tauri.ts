@@ -65,17 +65,23 @@ export async function createTauriHost(): Promise<Host> {
     }),
   ]);
   let keyringWarning = status?.warning ?? null;
+  let keyringWarningCause = status?.cause ?? null;
   const listeners = new Set<() => void>();
   const learn = (s: KeyringStatus_Serialize) => {
     const w = s.warning ?? null;
-    if (w === keyringWarning) return;
+    const c = s.cause ?? null;
+    if (w === keyringWarning && c === keyringWarningCause) return;
     keyringWarning = w;
+    keyringWarningCause = c;
     listeners.forEach((l) => l());
   };
   return {
     kind: "tauri",
     get keyringWarning() {
       return keyringWarning;
+    },
+    get keyringWarningCause() {
+      return keyringWarningCause;
     },
     onKeyringWarning(listener) {
       listeners.add(listener);

@@ -9,11 +9,12 @@ import { useUi } from "../store/ui";
 import { KeyringBanner } from "./KeyringBanner";
 
 const FALLBACK =
-  "No system keyring is available, so secrets are kept in /home/u/.config/dev.tandem.desktop/secrets.json (readable only by you) instead. Cause: no Secret Service: no D-Bus session.";
+  "No system keyring is available, so Tandem keeps your API keys and session keys in the file /home/u/.config/dev.tandem.desktop/secrets.json, which only your user account can read.";
+const CAUSE = "no Secret Service: Platform secure storage failure: zbus error: I/O error: No such file or directory";
 
 /** A desktop-like host whose warning changes when a secret is stored, as tauri.ts does from
  * keyring_set's answer. */
-function fakeHost(kind: Host["kind"], initial: string | null, afterSet: string | null = initial) {
+function fakeHost(kind: Host["kind"], initial: string | null, afterSet: string | null = initial, cause: string | null = null) {
   let warning = initial;
   const listeners = new Set<() => void>();
   const secrets = new Map<string, string>();
@@ -21,6 +22,9 @@ function fakeHost(kind: Host["kind"], initial: string | null, afterSet: string |
     kind,
     get keyringWarning() {
       return warning;
+    },
+    get keyringWarningCause() {
+      return warning ? cause : null;
     },
     onKeyringWarning(l) {
       listeners.add(l);
@@ -57,7 +61,7 @@ describe("keyring banner", () => {
     const first = render(<KeyringBanner />);
     const banner = screen.getByRole("alert", { name: "Keyring warning" });
     expect(banner.textContent).toContain("No system keyring is available");
-    expect(banner.textContent).toContain("secrets.json (readable only by you)");
+    expect(banner.textContent).toContain("secrets.json, which only your user account can read");
     fireEvent.click(screen.getByRole("button", { name: "Dismiss" }));
     expect(screen.queryByRole("alert", { name: "Keyring warning" })).toBeNull();
     // The shell mounting again in the same session (a reload) keeps it dismissed.
@@ -73,6 +77,18 @@ describe("keyring banner", () => {
     expect(screen.queryByRole("alert", { name: "Keyring warning" })).toBeNull();
     await act(() => h.keyringSet("llm:p1", "sk-1"));
     expect(screen.getByRole("alert", { name: "Keyring warning" }).textContent).toContain("No system keyring is available");
+  });
+
+  it("leads with the sentence and folds the technical cause into details", () => {
+    setHostForTests(fakeHost("tauri", FALLBACK, FALLBACK, CAUSE));
+    render(<KeyringBanner />);
+    const banner = screen.getByRole("alert", { name: "Keyring warning" });
+    expect(banner.textContent?.startsWith(FALLBACK)).toBe(true);
+    const details = banner.querySelector("details");
+    expect(details?.open).toBe(false);
+    expect(details?.querySelector("summary")?.textContent).toBe("Technical details");
+    expect(details?.textContent).toContain(CAUSE);
+    expect(banner.querySelector(`[title="${CAUSE}"]`)).toBeTruthy();
   });
 
   it("a warning dismissed earlier does not hide a different one", () => {

@@ -4,7 +4,7 @@
 // Settings keeps showing it where keys are entered. The browser's warning (localStorage is
 // never a keyring) is part of running in a browser, so it stays in Settings only.
 import { useState } from "react";
-import { host, useKeyringWarning } from "../host";
+import { host, useKeyringWarning, useKeyringWarningCause } from "../host";
 
 const DISMISSED = "tandem.keyringBannerDismissed";
 
@@ -16,13 +16,29 @@ function dismissedWarning(): string | null {
   }
 }
 
+/** The warning's sentence, then its technical cause folded away (and as the tooltip). */
+export function KeyringWarningText({ warning, cause }: { warning: string; cause: string | null }) {
+  return (
+    <span title={cause ?? undefined}>
+      {warning}
+      {cause && (
+        <details className="muted">
+          <summary>Technical details</summary>
+          <code>{cause}</code>
+        </details>
+      )}
+    </span>
+  );
+}
+
 export function KeyringBanner() {
   const warning = useKeyringWarning();
+  const cause = useKeyringWarningCause();
   const [dismissed, setDismissed] = useState(dismissedWarning);
   if (host().kind !== "tauri" || !warning || dismissed === warning) return null;
   return (
     <div className="banner warn" role="alert" aria-label="Keyring warning" style={{ margin: "6px 10px" }}>
-      <span>{warning}</span>
+      <KeyringWarningText warning={warning} cause={cause} />
       <span className="spacer" />
       <button
         type="button"

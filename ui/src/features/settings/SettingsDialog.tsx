@@ -2,7 +2,8 @@
 // conversations (confirmation policy, analyzer), backends, appearance.
 import { useState } from "react";
 import { messageOf } from "../../api/errors";
-import { useKeyringWarning } from "../../host";
+import { useKeyringWarning, useKeyringWarningCause } from "../../host";
+import { KeyringWarningText } from "../../shell/KeyringBanner";
 import { useUi, type Theme } from "../../store/ui";
 import { useBackends } from "../backends/backendStore";
 import type { PolicyChoice } from "../approvals/policy";
@@ -12,10 +13,11 @@ import { useSettings, type AnalyzerChoice } from "./settingsStore";
  * desktop's fallback file, the browser's localStorage). Not dismissible here. */
 function KeyringWarning() {
   const w = useKeyringWarning();
+  const cause = useKeyringWarningCause();
   return w ? (
-    <p className="banner warn" role="note">
-      {w}
-    </p>
+    <div className="banner warn" role="note">
+      <KeyringWarningText warning={w} cause={cause} />
+    </div>
   ) : null;
 }
 
