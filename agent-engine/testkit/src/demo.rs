@@ -217,7 +217,9 @@ fn workspace_of(messages: &[Value]) -> Option<String> {
         .filter_map(|marker| {
             let at = system.find(marker)?;
             let rest = &system[at + marker.len()..];
-            Some((at, rest.split_once('`')?.0))
+            // The path ends at the line's last backquote: a folder name may hold one itself.
+            let line = rest.split('\n').next().unwrap_or_default();
+            Some((at, line.rsplit_once('`')?.0))
         })
         .min_by_key(|(at, _)| *at)
         .map(|(_, path)| path.to_owned());
@@ -363,7 +365,7 @@ mod tests {
     #[test]
     fn writes_in_the_workspace_the_system_prompt_names() {
         let ok = |_: &str, _: &Value| "ok".to_owned();
-        for workspace in ["/home/ann/project", "/tmp/other place"] {
+        for workspace in ["/home/ann/project", "/tmp/other place", "/tmp/it`s ünïcode"] {
             let (names, args) = tour(&prompt(workspace), ok);
             assert_eq!(names, TOUR);
             let created = format!("{workspace}/tandem-demo-notes.md");
