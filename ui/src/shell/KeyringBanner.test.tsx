@@ -133,6 +133,24 @@ describe("settings", () => {
     expect(screen.getAllByRole("note").map((n) => n.textContent)).toEqual([FALLBACK, FALLBACK]);
   });
 
+  it("shows why a key could not be deleted instead of dropping the error", async () => {
+    const h = fakeHost("tauri", null);
+    h.keyringDelete = async () => {
+      throw new Error("keyring: the Secret Service did not answer within 4 s");
+    };
+    setHostForTests(h);
+    useSettings.setState({ profiles: [{ id: "p1", name: "Mine", model: "openai/gpt-5", baseUrl: "", hasKey: true }] });
+    useUi.setState({ settingsOpen: true });
+    render(<SettingsDialog />);
+    await act(async () => {
+      fireEvent.click(screen.getByRole("button", { name: "delete" }));
+    });
+    const profiles = screen.getByRole("region", { name: "LLM profiles" });
+    expect(profiles.textContent).toContain("the Secret Service did not answer within 4 s");
+    // The profile is kept, as its key still is.
+    expect(profiles.textContent).toContain("Mine");
+  });
+
   it("shows no warning when the OS keyring holds the keys", () => {
     setHostForTests(fakeHost("tauri", null));
     useUi.setState({ settingsOpen: true });

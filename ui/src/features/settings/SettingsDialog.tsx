@@ -41,7 +41,14 @@ function Profiles() {
             <button type="button" className="link" onClick={() => setDraft({ id: p.id, name: p.name, model: p.model, baseUrl: p.baseUrl, key: "" })}>
               edit
             </button>
-            <button type="button" className="link danger" onClick={() => void deleteProfile(p.id)}>
+            <button
+              type="button"
+              className="link danger"
+              onClick={() => {
+                setError(null);
+                deleteProfile(p.id).catch((err: unknown) => setError(messageOf(err)));
+              }}
+            >
               delete
             </button>
           </li>
@@ -129,12 +136,21 @@ function Backends() {
                   className="link"
                   onClick={() => {
                     const k = window.prompt(`New session key for ${b.name}`);
-                    if (k !== null) void updateKey(b.id, k);
+                    if (k === null) return;
+                    setError(null);
+                    updateKey(b.id, k).catch((err: unknown) => setError(messageOf(err)));
                   }}
                 >
                   change key
                 </button>
-                <button type="button" className="link danger" onClick={() => void remove(b.id)}>
+                <button
+                  type="button"
+                  className="link danger"
+                  onClick={() => {
+                    setError(null);
+                    remove(b.id).catch((err: unknown) => setError(messageOf(err)));
+                  }}
+                >
                   remove
                 </button>
               </>
