@@ -115,51 +115,11 @@ pub async fn pick_folder(app: tauri::AppHandle) -> Result<Option<String>> {
         .map(|p| p.to_string_lossy().into_owned()))
 }
 
-/// What the UI is told about the in-process backend: [`LocalBackendInfo`] as the commands'
-/// TypeScript names it (the conversion lists every field, so a new one cannot be missed).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct LocalBackend {
-    /// Root URL, e.g. `http://127.0.0.1:41234`.
-    pub base_url: String,
-    /// The session key (`X-Session-API-Key`).
-    pub key: String,
-    /// True when the scripted demo LLM plays the agent.
-    pub demo: bool,
-    /// The default workspace folder.
-    pub workspace: String,
-    /// The model of the server's default LLM profile.
-    pub model: String,
-}
-
-impl From<LocalBackendInfo> for LocalBackend {
-    fn from(info: LocalBackendInfo) -> Self {
-        let LocalBackendInfo {
-            base_url,
-            key,
-            demo,
-            workspace,
-            model,
-        } = info;
-        Self {
-            base_url,
-            key,
-            demo,
-            workspace,
-            model,
-        }
-    }
-}
-
 /// The in-process backend: `{baseUrl, key, demo, workspace, model}`.
 #[tauri::command]
 #[specta::specta]
-pub fn backend_local(state: State<'_, DesktopState>) -> Result<LocalBackend> {
-    state
-        .local
-        .clone()
-        .map(LocalBackend::from)
-        .map_err(Error::Backend)
+pub fn backend_local(state: State<'_, DesktopState>) -> Result<LocalBackendInfo> {
+    state.local.clone().map_err(Error::Backend)
 }
 
 /// The saved remote backends.

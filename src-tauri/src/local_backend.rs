@@ -19,9 +19,10 @@ use crate::error::{Error, Result};
 /// The model name the demo LLM answers to (the UI recognises it and shows a demo badge).
 pub use tandem_server::DEMO_MODEL;
 
-/// What the UI needs to talk to the local backend.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// What the UI needs to talk to the local backend (the `backend_local` command's answer, named
+/// `LocalBackend` in the commands' TypeScript).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename = "LocalBackend", rename_all = "camelCase")]
 pub struct LocalBackendInfo {
     /// Root URL, e.g. `http://127.0.0.1:41234`.
     pub base_url: String,

@@ -111,8 +111,8 @@ export type LastSession_Serialize = {
 } & { [key in string]: Value };
 
 /**
- *  What the UI is told about the in-process backend: [`LocalBackendInfo`] as the commands'
- *  TypeScript names it (the conversion lists every field, so a new one cannot be missed).
+ *  What the UI needs to talk to the local backend (the `backend_local` command's answer, named
+ *  `LocalBackend` in the commands' TypeScript).
  */
 export type LocalBackend = {
 	/**  Root URL, e.g. `http://127.0.0.1:41234`. */
@@ -121,7 +121,7 @@ export type LocalBackend = {
 	key: string,
 	/**  True when the scripted demo LLM plays the agent. */
 	demo: boolean,
-	/**  The default workspace folder. */
+	/**  The default workspace folder, for conversations created without one. */
 	workspace: string,
 	/**  The model of the server's default LLM profile. */
 	model: string,
