@@ -43,12 +43,16 @@ mod retention;
 mod run;
 
 use std::borrow::Cow;
+use std::convert::Infallible;
 
 use axum::Json;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use futures::channel::mpsc::UnboundedReceiver;
 use serde::de::DeserializeOwned;
 use tandem_protocol::{LlmConfig, ModelEntry, ModelList, OpenAiError, OpenAiErrorResponse};
 
@@ -225,6 +229,16 @@ fn name_conversation(resp: &mut Response, id: &str) {
     if let Ok(v) = HeaderValue::from_str(id) {
         resp.headers_mut().insert(CONVERSATION_HEADER, v);
     }
+}
+
+/// An SSE answer of the events sent to `rx` (kept alive while the run goes on), naming
+/// conversation `id`.
+fn sse(rx: UnboundedReceiver<SseEvent>, id: &str) -> Response {
+    let mut resp = Sse::new(rx.map(Ok::<_, Infallible>))
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    name_conversation(&mut resp, id);
+    resp
 }
 
 /// Unix seconds now.

@@ -1,14 +1,11 @@
 //! `POST /v1/chat/completions`: one agent turn as a chat completion, plain or streamed.
 
-use std::convert::Infallible;
-
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::sse::Event as SseEvent;
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
 use tandem_protocol::{
     ChatChoice, ChatChunkChoice, ChatCompletionChunk, ChatCompletionRequest,
     ChatCompletionResponse, ChatDelta, ChatMessage, ChatUsage,
@@ -17,7 +14,7 @@ use tandem_protocol::{
 use super::run::{self, Target, Tokens};
 use super::{
     CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS, GatewayError, input, name_conversation, now,
-    parse_body, profile_for,
+    parse_body, profile_for, sse,
 };
 use crate::AppState;
 
@@ -30,15 +27,8 @@ fn usage(t: Tokens) -> ChatUsage {
 }
 
 /// `POST /v1/chat/completions`.
-pub async fn chat(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    match chat_inner(state, headers, body).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn chat_inner(
-    state: AppState,
+pub async fn chat(
+    State(state): State<AppState>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, GatewayError> {
@@ -150,9 +140,5 @@ async fn chat_inner(
         }
         let _ = tx.unbounded_send(SseEvent::default().data("[DONE]"));
     });
-    let mut resp = Sse::new(rx.map(Ok::<_, Infallible>))
-        .keep_alive(KeepAlive::default())
-        .into_response();
-    name_conversation(&mut resp, &id);
-    Ok(resp)
+    Ok(sse(rx, &id))
 }

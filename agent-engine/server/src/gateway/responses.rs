@@ -4,22 +4,20 @@
 //! survives restarts.
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::sse::Event as SseEvent;
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
 use tandem_protocol::{
     InputTokensDetails, OutputTokensDetails, ResponseError, ResponseObject, ResponseOutputMessage,
     ResponseOutputText, ResponseRequest, ResponseStreamEvent, ResponseUsage,
 };
 
 use super::run::{self, Answer, Target, Tokens};
-use super::{GatewayError, input, name_conversation, parse_body, profile_for};
+use super::{GatewayError, input, name_conversation, parse_body, profile_for, sse};
 use crate::AppState;
 
 const PREFIX: &str = "resp_";
@@ -124,14 +122,10 @@ impl Shape {
 }
 
 /// `POST /v1/responses`.
-pub async fn responses(State(state): State<AppState>, body: Bytes) -> Response {
-    match responses_inner(state, body).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn responses_inner(state: AppState, body: Bytes) -> Result<Response, GatewayError> {
+pub async fn responses(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<Response, GatewayError> {
     let req: ResponseRequest = parse_body(&body)?;
     let llm = profile_for(&state, &req.model)?;
     let ask = input::from_responses(&req.input, req.instructions.as_deref())?;
@@ -167,12 +161,8 @@ async fn responses_inner(state: AppState, body: Bytes) -> Result<Response, Gatew
         previous: req.previous_response_id,
     };
     if !req.stream {
-        let outcome = run::finish(&state, turn).await;
-        let body = match &outcome {
-            Ok(_) => shape.object(Some(&outcome)),
-            Err(e) => return Err(e.clone()),
-        };
-        let mut resp = Json(body).into_response();
+        let outcome = Ok(run::finish(&state, turn).await?);
+        let mut resp = Json(shape.object(Some(&outcome))).into_response();
         name_conversation(&mut resp, &conversation);
         return Ok(resp);
     }
@@ -247,11 +237,7 @@ async fn responses_inner(state: AppState, body: Bytes) -> Result<Response, Gatew
             shape.object(Some(&outcome)),
         ));
     });
-    let mut resp = Sse::new(rx.map(Ok::<_, Infallible>))
-        .keep_alive(KeepAlive::default())
-        .into_response();
-    name_conversation(&mut resp, &conversation);
-    Ok(resp)
+    Ok(sse(rx, &conversation))
 }
 
 #[cfg(test)]
