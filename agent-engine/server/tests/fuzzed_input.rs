@@ -119,20 +119,12 @@ async fn workspace_and_file_routes_name_the_bad_path() {
         "a\0b",
         long_name.as_str(),
     ] {
-        let got = t
-            .get(&format!(
-                "/api/conversations/{id}/workspace/file?path={}",
-                q(bad)
-            ))
-            .await;
-        assert_names(&format!("GET file {bad:.40}"), &got, &["query", "path"]);
-        let got = t
-            .get(&format!(
-                "/api/conversations/{id}/file/download?path={}",
-                q(bad)
-            ))
-            .await;
-        assert_names(&format!("download {bad:.40}"), &got, &["query", "path"]);
+        for route in ["workspace/file", "file/download"] {
+            let got = t
+                .get(&format!("/api/conversations/{id}/{route}?path={}", q(bad)))
+                .await;
+            assert_names(&format!("GET {route} {bad:.40}"), &got, &["query", "path"]);
+        }
     }
     let (s, _) = t
         .get(&format!(
