@@ -92,11 +92,6 @@ fn mb(bytes: u64) -> f64 {
     b / 1_000_000.0
 }
 
-/// The embedded build: files, bytes of the build, bytes stored in the binary.
-pub fn embedded_stats() -> (usize, u64, u64) {
-    embedded::stats()
-}
-
 /// Routes `/ui`, `/ui/` and `/ui/{*path}` serving `source`.
 pub fn router(source: UiSource) -> Router {
     Router::new()
