@@ -71,6 +71,26 @@ async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
+/// Reads a viewer's output onto `seen` until `done` holds for the text so far (a hang guard
+/// fails the test after 20 s); `what` names the awaited output in that failure.
+async fn viewer_until(
+    viewer: &mut tokio::sync::broadcast::Receiver<bytes::Bytes>,
+    mut seen: Vec<u8>,
+    what: &str,
+    done: impl Fn(&str) -> bool,
+) -> Vec<u8> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done(&String::from_utf8_lossy(&seen)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, viewer.recv()).await {
+            Ok(Ok(chunk)) => seen.extend_from_slice(&chunk),
+            Ok(Err(e)) => panic!("{what}: {e}"),
+            Err(_) => panic!("timed out waiting for {what}"),
+        }
+    }
+    seen
+}
+
 #[tokio::test]
 async fn echo_reports_output_exit_code_and_shell_facts() {
     let dir = tempfile::tempdir().unwrap();
@@ -334,13 +354,10 @@ async fn secrets_are_exported_but_never_shown() {
     assert!(t.starts_with("token=<secret-hidden>\nlen=16\n"), "{t}");
     assert!(!serde_json::to_string(&o).unwrap().contains(SECRET));
 
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !String::from_utf8_lossy(&seen).contains("len=16") {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let chunk = tokio::time::timeout(left, viewer.recv()).await;
-        seen.extend_from_slice(&chunk.expect("viewer output").unwrap());
-    }
+    let seen = viewer_until(&mut viewer, Vec::new(), "viewer output", |s| {
+        s.contains("len=16")
+    })
+    .await;
     let seen = String::from_utf8_lossy(&seen).into_owned();
     assert!(seen.contains("token=<secret-hidden>"), "{seen}");
     assert!(!seen.contains(SECRET), "{seen}");
@@ -359,17 +376,13 @@ async fn viewers_see_output_and_can_type() {
     let (scrollback, mut viewer) = session.attach();
     // The fan-out's pump thread may still be passing on the last output when the command's
     // result is back: it then arrives on the viewer, right after the scrollback.
-    let mut early = scrollback;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !String::from_utf8_lossy(&early).contains("before-viewer") {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let chunk = tokio::time::timeout(left, viewer.recv()).await;
-        early.extend_from_slice(
-            &chunk
-                .expect("earlier output in scrollback or viewer")
-                .unwrap(),
-        );
-    }
+    viewer_until(
+        &mut viewer,
+        scrollback,
+        "earlier output in scrollback or viewer",
+        |s| s.contains("before-viewer"),
+    )
+    .await;
 
     let o = call(&tool, &ctx, json!({"command": "echo from-agent"})).await;
     assert!(text(&o).starts_with("from-agent\n"));
@@ -377,18 +390,11 @@ async fn viewers_see_output_and_can_type() {
     session.write_input(b"echo typed-$((40+2))\r").unwrap();
 
     // Until the shell shows its prompt again after the typed command's output.
-    let done = |seen: &[u8]| {
-        let seen = String::from_utf8_lossy(seen);
-        seen.rsplit_once("typed-42")
+    let seen = viewer_until(&mut viewer, Vec::new(), "viewer output", |s| {
+        s.rsplit_once("typed-42")
             .is_some_and(|(_, after)| shows_prompt(after))
-    };
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done(&seen) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let chunk = tokio::time::timeout(left, viewer.recv()).await;
-        seen.extend_from_slice(&chunk.expect("viewer output").unwrap());
-    }
+    })
+    .await;
     assert!(String::from_utf8_lossy(&seen).contains("from-agent"));
 
     // The agent's next command is not confused by what the person ran.
@@ -513,19 +519,11 @@ async fn input_for_a_command_that_already_finished_is_not_run() {
     .await;
     assert_eq!(o.exit_code, Some(-1));
     // Wait (through a viewer, which gets output after the tool does) for the prompt.
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let s = String::from_utf8_lossy(&seen);
-        if s.rsplit_once("fin-2")
+    viewer_until(&mut viewer, Vec::new(), "viewer output", |s| {
+        s.rsplit_once("fin-2")
             .is_some_and(|(_, after)| shows_prompt(after))
-        {
-            break;
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        let chunk = tokio::time::timeout(left, viewer.recv()).await;
-        seen.extend_from_slice(&chunk.expect("viewer output").unwrap());
-    }
+    })
+    .await;
     let o = call(
         &tool,
         &ctx,
@@ -556,18 +554,11 @@ async fn viewers_see_each_command_once_in_plain_text() {
     assert!(text(&o).starts_with("two-2\n"), "{}", text(&o));
 
     // Until the prompt after the second command's output.
-    let done = |seen: &[u8]| {
-        String::from_utf8_lossy(seen)
-            .rsplit_once("two-2")
+    let seen = viewer_until(&mut viewer, Vec::new(), "viewer output", |s| {
+        s.rsplit_once("two-2")
             .is_some_and(|(_, after)| shows_prompt(after))
-    };
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done(&seen) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let chunk = tokio::time::timeout(left, viewer.recv()).await;
-        seen.extend_from_slice(&chunk.expect("viewer output").unwrap());
-    }
+    })
+    .await;
     let seen = String::from_utf8_lossy(&seen).into_owned();
     assert_eq!(seen.matches("echo once-$((20+1))").count(), 1, "{seen:?}");
     assert_eq!(seen.matches("echo two-\\").count(), 1, "{seen:?}");
@@ -604,13 +595,7 @@ async fn a_prompt_set_by_hand_keeps_the_reading_marker() {
         s.rsplit_once("mark-7")
             .is_some_and(|(_, after)| after.contains(">> \x1b]6973;") && after.ends_with(";R\x07"))
     };
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !reading(&String::from_utf8_lossy(&seen)) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let chunk = tokio::time::timeout(left, viewer.recv()).await;
-        seen.extend_from_slice(&chunk.expect("viewer output").unwrap());
-    }
+    viewer_until(&mut viewer, Vec::new(), "viewer output", reading).await;
     tool.close();
 }
 
