@@ -53,6 +53,11 @@ async fn gateway_once(http: &reqwest::Client, url: &str) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
 }
 
+async fn get_json(http: &reqwest::Client, url: &str) -> Value {
+    let r = http.get(url).header("X-Session-API-Key", KEY).send().await;
+    r.unwrap().json().await.unwrap()
+}
+
 async fn rest_once(http: &reqwest::Client, url: &str, create: &Value) -> f64 {
     let t = Instant::now();
     let r = http
@@ -69,30 +74,18 @@ async fn rest_once(http: &reqwest::Client, url: &str, create: &Value) -> f64 {
         .to_owned();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let info: Value = http
-            .get(format!("{url}/api/conversations/{id}"))
-            .header("X-Session-API-Key", KEY)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let info = get_json(http, &format!("{url}/api/conversations/{id}")).await;
         if info["execution_status"] == "finished" {
             break;
         }
         assert!(Instant::now() < deadline, "the REST run never finished");
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let v: Value = http
-        .get(format!("{url}/api/conversations/{id}/agent_final_response"))
-        .header("X-Session-API-Key", KEY)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = get_json(
+        http,
+        &format!("{url}/api/conversations/{id}/agent_final_response"),
+    )
+    .await;
     assert_eq!(v["response"], "the answer");
     t.elapsed().as_secs_f64() * 1000.0
 }
