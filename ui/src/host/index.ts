@@ -31,20 +31,23 @@ export function setHostForTests(h: Host | null): void {
   current = h;
 }
 
+/** `read(host)` as React state that follows the host's keyring warning (`onKeyringWarning`). */
+function useKeyringValue<T>(read: (h: Host) => T): T {
+  const h = host();
+  const subscribe = useCallback((l: () => void) => h.onKeyringWarning?.(l) ?? (() => {}), [h]);
+  return useSyncExternalStore(subscribe, () => read(h));
+}
+
 /**
  * The host's keyring warning as React state, or null when secrets are in a real keyring:
  * components re-render when the desktop learns that secrets go to its fallback file (at start,
  * or from a secret just stored).
  */
 export function useKeyringWarning(): string | null {
-  const h = host();
-  const subscribe = useCallback((l: () => void) => h.onKeyringWarning?.(l) ?? (() => {}), [h]);
-  return useSyncExternalStore(subscribe, () => h.keyringWarning);
+  return useKeyringValue((h) => h.keyringWarning);
 }
 
 /** The technical cause that goes with `useKeyringWarning`'s sentence, or null. */
 export function useKeyringWarningCause(): string | null {
-  const h = host();
-  const subscribe = useCallback((l: () => void) => h.onKeyringWarning?.(l) ?? (() => {}), [h]);
-  return useSyncExternalStore(subscribe, () => h.keyringWarningCause ?? null);
+  return useKeyringValue((h) => h.keyringWarningCause ?? null);
 }
