@@ -1,0 +1,413 @@
+//! The run loop: each step starts one slow part (condensing, an LLM call or a tool) and
+//! handles its result when it is done.
+
+use futures::FutureExt;
+use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
+use tandem_protocol::{
+    Action, ActionEvent, Condensation, ErrorClassification, Event, EventBase, ExecutionStatus,
+    Extra, Message, MessageEvent, Observation, ObservationEvent, Source, StreamingDeltaEvent,
+};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::edit::note_edit;
+use super::{Actor, InFlight, Phase, shared_view};
+use crate::agent::{agent_error, llm_view, propose_actions};
+use crate::error::Result;
+use crate::secrets::Masker;
+use crate::stuck::StuckDetector;
+use crate::tool::ToolContext;
+
+impl Actor {
+    /// Starts the next slow part, or ends the run.
+    pub(super) async fn advance(&mut self) {
+        if self.broken.is_some() {
+            self.end_run(Some(ExecutionStatus::Error));
+            return;
+        }
+        if let Some(action) = self.queue.pop_front() {
+            self.start_tool(action).await;
+            return;
+        }
+        if !self.awaiting.is_empty() {
+            // An edited action ran alone; the others of its turn still wait for a decision,
+            // also when a pause was asked for meanwhile (a later run must not start them).
+            self.end_run(Some(ExecutionStatus::WaitingForConfirmation));
+            return;
+        }
+        if self.pause_requested {
+            self.end_run(Some(ExecutionStatus::Paused));
+            return;
+        }
+        let (max, stuck_on, status) = shared_view(&self.shared, |v| {
+            (
+                v.state.max_iterations,
+                v.state.stuck_detection,
+                v.state.execution_status,
+            )
+        });
+        if status != ExecutionStatus::Running {
+            self.end_run(None);
+            return;
+        }
+        if stuck_on {
+            let reason = shared_view(&self.shared, |v| StuckDetector.check(&v.events));
+            if let Some(reason) = reason {
+                self.conversation_error(
+                    "StuckDetected",
+                    format!("Stopped: {}.", reason.0),
+                    ErrorClassification {
+                        kind: "agent_action".into(),
+                        retryable: true,
+                        user_action: "retry".into(),
+                        error_id: None,
+                    },
+                );
+                self.end_run(Some(ExecutionStatus::Stuck));
+                return;
+            }
+        }
+        if self.iterations >= max {
+            self.conversation_error(
+                "MaxIterationsReached",
+                format!("The agent reached the maximum of {max} iterations for one run. Send a message or run again to continue."),
+                ErrorClassification { kind: "agent_action".into(), retryable: true, user_action: "retry".into(), error_id: None },
+            );
+            self.end_run(Some(ExecutionStatus::Error));
+            return;
+        }
+        if self.wants_condensation() {
+            self.start_condense();
+            return;
+        }
+        self.iterations += 1;
+        self.start_llm_call();
+    }
+
+    /// Whether to condense before the next LLM call: the history outgrew the condenser (when
+    /// the agent has one) or someone asked for it; not again until the history grows after a
+    /// condensation that failed or found nothing to forget.
+    fn wants_condensation(&self) -> bool {
+        let (len, requested, too_long) = shared_view(&self.shared, |v| {
+            let last_request = v
+                .events
+                .iter()
+                .rposition(|e| matches!(e, Event::CondensationRequest(_)));
+            let last_condensation = v
+                .events
+                .iter()
+                .rposition(|e| matches!(e, Event::Condensation(_)));
+            let requested = match (last_request, last_condensation) {
+                (Some(r), Some(c)) => r > c,
+                (Some(_), None) => true,
+                _ => false,
+            };
+            let too_long = self.auto_condense && self.condenser.should_condense(&v.events);
+            (v.events.len(), requested, too_long)
+        });
+        (requested || too_long || self.overflowed) && self.condense_stalled_at != Some(len)
+    }
+
+    pub(super) fn start_condense(&mut self) {
+        let events = shared_view(&self.shared, |v| v.events.clone());
+        let condenser = self.condenser.clone();
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        let future =
+            async move { Phase::Condense(condenser.condense(&events, token).await) }.boxed();
+        self.inflight = Some(InFlight {
+            cancel,
+            future,
+            is_llm: true,
+        });
+    }
+
+    fn on_condensed(&mut self, result: Result<Condensation>) {
+        let model = self.condenser_llm.config().model.clone();
+        for reply in self.condenser_llm.take_replies() {
+            self.record_metrics("condenser", &model, &reply);
+        }
+        match result {
+            Ok(mut condensation) => {
+                condensation.base.parent_id = self.leaf();
+                self.emit(Event::Condensation(condensation));
+                self.condense_stalled_at = None;
+            }
+            Err(e) => {
+                let len = shared_view(&self.shared, |v| v.events.len());
+                self.condense_stalled_at = Some(len);
+                tracing::warn!(conversation = %self.shared.id, "condensation failed: {e}");
+                if self.overflowed && self.active {
+                    self.conversation_error(
+                        "LLMContextWindowExceedError",
+                        format!("The conversation no longer fits the model's context window and could not be condensed: {e}"),
+                        ErrorClassification { kind: "llm".into(), retryable: false, user_action: "none".into(), error_id: None },
+                    );
+                    self.end_run(Some(ExecutionStatus::Error));
+                }
+            }
+        }
+    }
+
+    fn start_llm_call(&mut self) {
+        let messages = shared_view(&self.shared, |v| llm_view(&v.events));
+        let messages = mask_messages(messages, &self.masker);
+        let on_delta = self.llm.config().stream.then(|| self.delta_forwarder());
+        let request = LlmRequest {
+            messages,
+            tools: self.schemas.clone(),
+            prompt_cache_key: Some(self.shared.id.clone()),
+            on_delta,
+        };
+        let cancel = CancellationToken::new();
+        let llm = self.llm.clone();
+        let token = cancel.clone();
+        let future = async move { Phase::Llm(llm.completion(request, token).await) }.boxed();
+        self.inflight = Some(InFlight {
+            cancel,
+            future,
+            is_llm: true,
+        });
+    }
+
+    /// Streams deltas to subscribers as transient events.
+    fn delta_forwarder(&self) -> mpsc::UnboundedSender<tandem_llm::StreamDelta> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<tandem_llm::StreamDelta>();
+        let events = self.shared.events_tx.clone();
+        let masker = self.masker.clone();
+        tokio::spawn(async move {
+            while let Some(d) = rx.recv().await {
+                let _ = events.send(Event::StreamingDelta(StreamingDeltaEvent {
+                    base: EventBase::new(Source::Agent, None),
+                    content: d.content.map(|c| masker.mask(&c)),
+                    reasoning_content: d.reasoning_content.map(|c| masker.mask(&c)),
+                    extra: Extra::new(),
+                }));
+            }
+        });
+        tx
+    }
+
+    async fn start_tool(&mut self, action_event: ActionEvent) {
+        let (Some(action), Some(tool)) = (
+            action_event.action.clone(),
+            self.tools.get(&action_event.tool_name).cloned(),
+        ) else {
+            return;
+        };
+        let command = match &action {
+            Action::Terminal(t) => t.command.clone(),
+            _ => String::new(),
+        };
+        let (env, errors) = if command.is_empty() || self.secrets.is_empty() {
+            (Default::default(), Vec::new())
+        } else {
+            self.secrets.env_for(&command, &self.http).await
+        };
+        self.masker = self.secrets.masker();
+        for e in errors {
+            tracing::warn!(conversation = %self.shared.id, "{e}");
+        }
+        let cancel = CancellationToken::new();
+        let ctx = ToolContext {
+            cancel: cancel.clone(),
+            working_dir: self.workspace.clone(),
+            conversation_dir: Some(self.shared.dir.clone()),
+            env,
+            masker: self.masker.clone(),
+        };
+        let ev = Box::new(action_event);
+        let future = async move {
+            let obs = tool.execute(&action, ctx).await;
+            Phase::Tool(ev, obs)
+        }
+        .boxed();
+        self.inflight = Some(InFlight {
+            cancel,
+            future,
+            is_llm: false,
+        });
+    }
+
+    pub(super) async fn on_phase_done(&mut self, phase: Phase) {
+        match phase {
+            Phase::Llm(Ok(response)) => {
+                self.overflowed = false;
+                self.on_llm_response(response)
+            }
+            Phase::Llm(Err(LlmError::Cancelled)) => {}
+            Phase::Llm(Err(LlmError::ContextWindowExceeded(detail))) if !self.overflowed => {
+                // Condense, then try the step again; a second overflow is an error.
+                tracing::info!(conversation = %self.shared.id, "context window exceeded, condensing: {detail}");
+                self.overflowed = true;
+                self.iterations = self.iterations.saturating_sub(1);
+            }
+            Phase::Condense(result) => self.on_condensed(result),
+            Phase::Llm(Err(e)) => {
+                let classification = ErrorClassification {
+                    kind: if e.is_retryable() {
+                        "transient".into()
+                    } else {
+                        "llm".into()
+                    },
+                    retryable: e.is_retryable(),
+                    user_action: if matches!(e, LlmError::Auth { .. } | LlmError::Config(_)) {
+                        "fix_config".into()
+                    } else {
+                        "retry".into()
+                    },
+                    error_id: None,
+                };
+                self.conversation_error(e.code(), e.to_string(), classification);
+                self.end_run(Some(ExecutionStatus::Error));
+            }
+            Phase::Tool(action, observation) => self.on_observation(*action, observation),
+        }
+    }
+
+    fn on_llm_response(&mut self, response: LlmResponse) {
+        let (usage_id, model) = (
+            self.llm.config().usage_id.clone(),
+            self.llm.config().model.clone(),
+        );
+        self.record_metrics(&usage_id, &model, &response);
+        if let Some((spent, budget)) = self.over_budget() {
+            // The reply was paid for but is not acted on: the budget is a hard stop.
+            self.conversation_error(
+                "BudgetExceeded",
+                format!("Stopped: the agent's LLM has cost ${spent:.4}, over this conversation's budget of ${budget:.4}. Raise max_budget_per_task to continue."),
+                ErrorClassification { kind: "budget".into(), retryable: false, user_action: "fix_config".into(), error_id: None },
+            );
+            self.end_run(Some(ExecutionStatus::Error));
+            return;
+        }
+        let calls = response.message.tool_calls.as_ref().map_or(0, Vec::len);
+        if calls == 0 {
+            let leaf = self.leaf();
+            let mut message = response.message.clone();
+            message.tool_calls = None;
+            self.emit(Event::Message(MessageEvent {
+                base: EventBase::new(Source::Agent, leaf),
+                llm_message: message,
+                llm_response_id: Some(response.id.clone()),
+                activated_skills: Vec::new(),
+                extended_content: Vec::new(),
+                sender: None,
+                critic_result: None,
+                extra: Extra::new(),
+            }));
+            self.end_run(Some(ExecutionStatus::Finished));
+            return;
+        }
+        let proposed = propose_actions(
+            &response,
+            &self.tools,
+            &self.analyzer,
+            &self.workspace,
+            self.leaf(),
+        );
+        let policy = shared_view(&self.shared, |v| v.state.confirmation_policy.clone());
+        let mut runnable = Vec::new();
+        for p in proposed {
+            let event = p.event.clone();
+            self.emit(Event::Action(p.event));
+            match p.error {
+                Some(error) => {
+                    self.emit(Event::AgentError(agent_error(
+                        &event,
+                        error,
+                        ErrorClassification::agent_action(),
+                    )));
+                }
+                None => runnable.push(event),
+            }
+        }
+        let needs_confirmation = runnable.iter().any(|a| {
+            !matches!(a.action, Some(Action::Finish(_)) | Some(Action::Think(_)))
+                && policy.should_confirm(a.security_risk)
+        });
+        if needs_confirmation && !self.pause_requested {
+            self.awaiting = runnable;
+            self.end_run(Some(ExecutionStatus::WaitingForConfirmation));
+        } else if needs_confirmation {
+            // Paused while the model answered: hold the actions for approval all the same.
+            self.awaiting = runnable;
+            self.end_run(Some(ExecutionStatus::Paused));
+        } else {
+            self.queue.extend(runnable);
+        }
+    }
+
+    fn on_observation(&mut self, action: ActionEvent, mut observation: Observation) {
+        if let Some(headline) = self.edited.remove(&action.base.id) {
+            note_edit(&mut observation, &headline);
+        }
+        if let Some(content) = observation.content_mut() {
+            self.masker.mask_content(content);
+        }
+        let finished = matches!(action.action, Some(Action::Finish(_)));
+        self.emit(Event::Observation(ObservationEvent {
+            base: EventBase::new(Source::Environment, Some(action.base.id.clone())),
+            tool_name: action.tool_name.clone(),
+            tool_call_id: action.tool_call_id.clone(),
+            observation,
+            action_id: action.base.id.clone(),
+            extended_content: Vec::new(),
+            extra: Extra::new(),
+        }));
+        if finished {
+            let mut rest = std::mem::take(&mut self.queue);
+            rest.extend(self.awaiting.drain(..));
+            for rest in rest {
+                let error = "Not run: the agent called finish before this action.".to_owned();
+                self.emit(Event::AgentError(agent_error(
+                    &rest,
+                    error,
+                    ErrorClassification::agent_action(),
+                )));
+            }
+            self.end_run(Some(ExecutionStatus::Finished));
+        } else if self.pause_requested
+            && self.status() == ExecutionStatus::Paused
+            && self.queue.is_empty()
+        {
+            self.end_run(Some(ExecutionStatus::Paused));
+        }
+    }
+
+    pub(super) fn end_run(&mut self, status: Option<ExecutionStatus>) {
+        if let Some(s) = status {
+            self.set_status(s);
+        }
+        self.active = false;
+        self.pause_requested = false;
+        self.inflight = None;
+        if self.queue.is_empty() {
+            // Edited actions rejected or dropped before they ran leave no note to write.
+            self.edited.clear();
+        }
+        self.save_state();
+        self.shared.runs.send_modify(|r| {
+            r.active = false;
+            r.runs_ended += 1;
+        });
+    }
+}
+
+/// Masks secret values in everything the LLM is sent.
+fn mask_messages(mut messages: Vec<Message>, masker: &Masker) -> Vec<Message> {
+    if masker.is_empty() {
+        return messages;
+    }
+    for m in &mut messages {
+        masker.mask_content(&mut m.content);
+        if let Some(calls) = &mut m.tool_calls {
+            for call in calls {
+                if masker.contains_secret(&call.arguments) {
+                    call.arguments = masker.mask(&call.arguments);
+                }
+            }
+        }
+    }
+    messages
+}
