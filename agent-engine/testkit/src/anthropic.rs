@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::render::{RequestShape, computed_usage, pieces};
-use crate::script::Reply;
+use tandem_demo::Reply;
+use tandem_demo::openai_chat::{RequestShape, computed_usage, pieces};
 
 /// One rendered content block.
 #[derive(Debug, Clone)]

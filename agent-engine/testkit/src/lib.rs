@@ -1,12 +1,19 @@
 //! `tandem-testkit`: test-only helpers of the Tandem engine. Its centre is
-//! [`ScriptedLlmServer`], a real HTTP server on loopback speaking OpenAI Chat Completions (JSON
-//! and SSE), answering from a script, capturing every request and checking invariants on it
-//! (every tool result answers an earlier tool call; every tool call is answered before the next
-//! assistant turn). The `scripted-llm` binary serves a script file or the [`demo_responder`]
-//! for UI tests and for newcomers without an API key.
+//! [`ScriptedLlmServer`], a real HTTP server on loopback that speaks the three provider wire
+//! protocols Tandem's clients use: OpenAI Chat Completions (`/v1/chat/completions`), OpenAI
+//! Responses (`/v1/responses`) and Anthropic Messages (`/v1/messages`), each as JSON and as
+//! server-sent events. It answers every protocol from one script, captures every request and
+//! checks each protocol's invariants on it (every tool result answers an earlier tool call;
+//! every tool call is answered before the next assistant turn). The `scripted-llm` binary
+//! serves a script file or the [`demo_responder`] for UI tests. [`run_on_terminal`] runs a
+//! program on a real pseudo-terminal.
 //!
-//! Depends on `tandem-protocol` only (never on `tandem-llm`, which tests against it). Entry
-//! points: [`ScriptedLlmServer::start`], [`ScriptedLlmServer::with_responder`], [`Step`],
+//! The script types ([`Step`], [`Reply`], ...), the OpenAI Chat rendering and the demo model
+//! live in `tandem-demo`, which release binaries carry for `--llm demo`; this crate builds on
+//! them and re-exports them. Nothing but tests, benchmarks and the `scripted-llm` binary may
+//! depend on this crate: it is a dev-dependency everywhere. It depends on `tandem-demo` only
+//! (never on `tandem-llm`, which tests against it). Entry points:
+//! [`ScriptedLlmServer::start`], [`ScriptedLlmServer::with_responder`], [`Step`],
 //! [`demo_responder`].
 //!
 //! # Script format
@@ -54,20 +61,19 @@
 //!
 //! Streaming requests (`stream: true`) get `chat.completion.chunk` events (text and arguments in
 //! small pieces, a final chunk with `finish_reason`, a usage chunk when
-//! `stream_options.include_usage` is set) and `data: [DONE]`. `GET /v1/models` lists one model.
+//! `stream_options.include_usage` is set) and `data: [DONE]`. Responses and Anthropic Messages
+//! streams carry the same text, reasoning and tool calls as their own named events. `GET
+//! /v1/models` lists one model.
 
 mod anthropic;
-mod demo;
 mod invariants;
-mod render;
 mod responses;
-mod script;
 mod server;
 mod terminal;
 
-pub use demo::demo_responder;
-pub use script::{
-    ErrorReply, RawReply, Reply, Responder, Script, Step, ThinkingSpec, ToolCallSpec, UsageSpec,
-};
 pub use server::{CapturedRequest, ScriptedLlmServer, Source, WireProtocol};
+pub use tandem_demo::{
+    ErrorReply, RawReply, Reply, Responder, Script, Step, ThinkingSpec, ToolCallSpec, UsageSpec,
+    demo_responder,
+};
 pub use terminal::run_on_terminal;

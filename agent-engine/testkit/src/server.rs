@@ -4,24 +4,21 @@
 //! capturing every request and checking each protocol's invariants on it.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::convert::Infallible;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
-use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use tandem_demo::http::{BackgroundServer, json_response, sleep_ms, sse_response, text_response};
+use tandem_demo::openai_chat::{Rendered, RequestShape, error_body};
+use tandem_demo::{ErrorReply, RawReply, Reply, Responder, Script, Step};
 
 use crate::invariants::check_request;
-use crate::render::{Rendered, RequestShape, error_body};
-use crate::script::{ErrorReply, RawReply, Reply, Responder, Script, Step};
 use crate::{anthropic, responses};
 
 /// One request the server received.
@@ -129,15 +126,14 @@ fn lock(shared: &Shared) -> MutexGuard<'_, ServerState> {
 /// runtime (so it works from sync tests and is unaffected by paused test clocks) and shuts
 /// down when dropped.
 pub struct ScriptedLlmServer {
-    addr: SocketAddr,
+    server: BackgroundServer,
     state: Shared,
-    shutdown: Option<oneshot::Sender<()>>,
 }
 
 impl std::fmt::Debug for ScriptedLlmServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ScriptedLlmServer")
-            .field("addr", &self.addr)
+            .field("addr", &self.server.addr())
             .finish_non_exhaustive()
     }
 }
@@ -168,9 +164,6 @@ impl ScriptedLlmServer {
 
     /// Starts a server on `addr` (port 0 picks a free one).
     pub fn bind(addr: SocketAddr, source: Source) -> std::io::Result<Self> {
-        let listener = TcpListener::bind(addr)?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
         let (steps, responder, no_tools_text) = match source {
             Source::Script(script) => (script.steps.into(), None, script.no_tools_text),
             Source::Responder(responder) => (VecDeque::new(), Some(responder), None),
@@ -212,52 +205,23 @@ impl ScriptedLlmServer {
             .route("/models", get(models))
             .fallback(unexpected)
             .with_state(state.clone());
-        let (shutdown, shutdown_rx) = oneshot::channel();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        std::thread::Builder::new()
-            .name(format!("scripted-llm-{}", addr.port()))
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let listener = match tokio::net::TcpListener::from_std(listener) {
-                        Ok(listener) => listener,
-                        Err(err) => {
-                            eprintln!("scripted LLM server: {err}");
-                            return;
-                        }
-                    };
-                    tokio::select! {
-                        result = axum::serve(listener, router).into_future() => {
-                            if let Err(err) = result {
-                                eprintln!("scripted LLM server stopped: {err}");
-                            }
-                        }
-                        _ = shutdown_rx => {}
-                    }
-                });
-                // Dropping the runtime here cancels connections still in flight.
-            })?;
-        Ok(Self {
-            addr,
-            state,
-            shutdown: Some(shutdown),
-        })
+        let server = BackgroundServer::bind(addr, router, "scripted-llm")?;
+        Ok(Self { server, state })
     }
 
     /// The OpenAI base URL, e.g. `http://127.0.0.1:41234/v1`.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        format!("http://{}/v1", self.server.addr())
     }
 
     /// The bound address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.server.addr()
     }
 
     /// The Anthropic base URL, e.g. `http://127.0.0.1:41234` (the client adds `/v1/messages`).
     pub fn anthropic_base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.server.addr())
     }
 
     /// Bodies of every completion request received (any protocol), in order.
@@ -271,8 +235,8 @@ impl ScriptedLlmServer {
     }
 
     /// Keeps only the newest `n` requests for [`requests`](Self::requests) and
-    /// [`captured`](Self::captured), so that a long-running server (the demo) does not hold
-    /// every request it ever answered. Tests keep them all (the default).
+    /// [`captured`](Self::captured), so that a long-running server does not hold every request
+    /// it ever answered. Tests keep them all (the default).
     pub fn keep_last_requests(&self, n: usize) {
         let mut state = lock(&self.state);
         state.capture_limit = n;
@@ -323,14 +287,6 @@ impl ScriptedLlmServer {
     /// Answers requests without `tools` with `text` from now on, consuming no step.
     pub fn set_no_tools_text(&self, text: impl Into<String>) {
         lock(&self.state).no_tools_text = Some(text.into());
-    }
-}
-
-impl Drop for ScriptedLlmServer {
-    fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
     }
 }
 
@@ -459,12 +415,6 @@ async fn answer(
     }
 }
 
-async fn sleep_ms(ms: u64) {
-    if ms > 0 {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-    }
-}
-
 async fn reply(
     protocol: WireProtocol,
     r: &Reply,
@@ -516,30 +466,6 @@ fn named(events: Vec<(String, String)>) -> Vec<(Option<String>, String)> {
         .into_iter()
         .map(|(name, data)| (Some(name), data))
         .collect()
-}
-
-/// An SSE response of `(event name, data)` pairs.
-fn sse_response(events: Vec<(Option<String>, String)>, chunk_delay_ms: u64) -> Response {
-    let stream = futures::stream::iter(events.into_iter().enumerate()).then(
-        move |(i, (name, data))| async move {
-            if i > 0 {
-                sleep_ms(chunk_delay_ms).await;
-            }
-            let text = match name {
-                Some(name) => format!("event: {name}\ndata: {data}\n\n"),
-                None => format!("data: {data}\n\n"),
-            };
-            Ok::<_, Infallible>(Bytes::from(text))
-        },
-    );
-    let mut response = Body::from_stream(stream).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
 }
 
 fn garbled(protocol: WireProtocol, shape: &RequestShape) -> Response {
@@ -623,18 +549,6 @@ async fn raw(r: RawReply) -> Response {
         }
     }
     response
-}
-
-fn text_response(status: StatusCode, content_type: &str, body: String) -> Response {
-    let mut response = (status, body).into_response();
-    if let Ok(value) = HeaderValue::from_str(content_type) {
-        response.headers_mut().insert(header::CONTENT_TYPE, value);
-    }
-    response
-}
-
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    text_response(status, "application/json", body.to_string())
 }
 
 async fn models(

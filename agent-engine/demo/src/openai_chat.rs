@@ -1,6 +1,7 @@
-//! Renders scripted replies in the OpenAI Chat Completions wire format (the other protocols
-//! live in `anthropic` and `responses`): a `chat.completion`
-//! object, or the `chat.completion.chunk` events of a stream.
+//! Renders scripted replies in the OpenAI Chat Completions wire format: a `chat.completion`
+//! object, or the `chat.completion.chunk` events of a stream. `tandem-testkit` renders the
+//! other protocols (Anthropic Messages, OpenAI Responses) on top of [`RequestShape`],
+//! [`pieces`] and [`computed_usage`].
 
 use serde_json::{Value, json};
 
@@ -11,7 +12,7 @@ const CREATED: u64 = 1_700_000_000;
 
 /// What the request asked for that shapes the reply.
 #[derive(Debug, Clone)]
-pub(crate) struct RequestShape {
+pub struct RequestShape {
     /// The request's `model`.
     pub model: String,
     /// Size of the request body, bytes (for computed usage).
@@ -49,7 +50,7 @@ impl RequestShape {
 
 /// A reply made concrete for one request: ids, model and usage resolved.
 #[derive(Debug, Clone)]
-pub(crate) struct Rendered {
+pub struct Rendered {
     id: String,
     model: String,
     text: Option<String>,
@@ -191,7 +192,7 @@ impl Rendered {
 
 /// Splits text into small pieces (about 12 bytes, on character boundaries) like a provider's
 /// token stream.
-pub(crate) fn pieces(text: &str) -> Vec<String> {
+pub fn pieces(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     for c in text.chars() {
@@ -207,7 +208,7 @@ pub(crate) fn pieces(text: &str) -> Vec<String> {
 }
 
 /// Deterministic usage: a token per 4 bytes of request, and of reply text and arguments.
-pub(crate) fn computed_usage(reply: &Reply, shape: &RequestShape) -> UsageSpec {
+pub fn computed_usage(reply: &Reply, shape: &RequestShape) -> UsageSpec {
     let reply_len = reply.text.as_deref().map_or(0, str::len)
         + reply.reasoning.as_deref().map_or(0, str::len)
         + reply
@@ -237,6 +238,6 @@ fn usage_json(usage: &UsageSpec) -> Value {
 }
 
 /// An OpenAI error body.
-pub(crate) fn error_body(message: &str, kind: &str) -> Value {
+pub fn error_body(message: &str, kind: &str) -> Value {
     json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
 }
