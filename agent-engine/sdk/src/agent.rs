@@ -11,6 +11,7 @@ use tandem_protocol::{
     MessageToolCall, Role, SecurityRisk, Source,
 };
 
+use crate::condenser::{ViewItem, view_items};
 use crate::security::RuleAnalyzer;
 use crate::tool::{Tool, ToolRegistry};
 
@@ -98,54 +99,21 @@ fn tool_class_name(name: &str) -> String {
     out
 }
 
-/// The history as the LLM sees it: condensations applied, each response's tool calls in one
-/// assistant message, each answered by a tool message. Calls left unanswered (there should be
-/// none) are dropped so the request stays valid.
+/// The history as the LLM sees it: [`view_items`] (condensations applied, the one definition
+/// the condenser measures too) as messages, each response's tool calls in one assistant
+/// message, each answered by a tool message. Calls left unanswered (there should be none) are
+/// dropped so the request stays valid.
 pub fn llm_view(events: &[Event]) -> Vec<Message> {
-    let forgotten: HashSet<&str> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Condensation(c) => Some(c.forgotten_event_ids.iter().map(String::as_str)),
-            _ => None,
-        })
-        .flatten()
-        .collect();
-    let summary = events.iter().rev().find_map(|e| match e {
-        Event::Condensation(c) => c
-            .summary
-            .as_ref()
-            .map(|s| (s.clone(), c.summary_offset.unwrap_or(0))),
-        _ => None,
-    });
-
-    let kept: Vec<&Event> = events
-        .iter()
-        .filter(|e| !forgotten.contains(e.id()))
-        .filter(|e| {
-            matches!(
-                e,
-                Event::SystemPrompt(_)
-                    | Event::Message(_)
-                    | Event::Action(_)
-                    | Event::Observation(_)
-                    | Event::AgentError(_)
-                    | Event::UserReject(_)
-            )
-        })
-        .collect();
-
     let mut messages: Vec<Message> = Vec::new();
-    let mut summary_at = summary
-        .as_ref()
-        .map(|(_, offset)| usize::try_from(*offset).unwrap_or(0));
     let mut last_response: Option<&str> = None;
-    for (i, event) in kept.iter().enumerate() {
-        if summary_at == Some(i) {
-            if let Some((text, _)) = &summary {
+    for item in view_items(events) {
+        let event = match item {
+            ViewItem::Summary { text, .. } => {
                 messages.push(summary_message(text));
+                continue;
             }
-            summary_at = None;
-        }
+            ViewItem::Event(event) => event,
+        };
         match event {
             Event::SystemPrompt(s) => {
                 let mut content = vec![Content::Text(s.system_prompt.clone())];
@@ -209,9 +177,6 @@ pub fn llm_view(events: &[Event]) -> Vec<Message> {
             }
             _ => {}
         }
-    }
-    if let (Some(_), Some((text, _))) = (summary_at, &summary) {
-        messages.push(summary_message(text));
     }
     drop_unanswered_calls(messages)
 }

@@ -11,7 +11,8 @@ use tandem_protocol::{Condensation, Event};
 pub enum ViewItem<'a> {
     /// An event the LLM sees.
     Event(&'a Event),
-    /// The summary of the latest condensation (upstream gives it the id `<condensation id>-summary`).
+    /// The summary of the newest condensation that wrote one (upstream gives it the id
+    /// `<condensation id>-summary`).
     Summary {
         /// The condensation that wrote it.
         condensation: &'a Condensation,
@@ -30,8 +31,7 @@ impl ViewItem<'_> {
     }
 }
 
-/// Whether the LLM is shown events of this kind (the same kinds `llm_view` turns into
-/// messages).
+/// Whether the LLM is shown events of this kind (the kinds `llm_view` turns into messages).
 pub fn is_llm_visible(event: &Event) -> bool {
     matches!(
         event,
@@ -44,41 +44,53 @@ pub fn is_llm_visible(event: &Event) -> bool {
     )
 }
 
-/// The events the LLM sees, in order: visible kinds, minus everything a condensation forgot.
-pub fn view_events(events: &[Event]) -> Vec<&Event> {
-    let forgotten: HashSet<&str> = events
+/// Every id any condensation forgot (events, and summaries by their `-summary` id).
+fn forgotten_ids(events: &[Event]) -> HashSet<&str> {
+    events
         .iter()
         .filter_map(|e| match e {
             Event::Condensation(c) => Some(c.forgotten_event_ids.iter().map(String::as_str)),
             _ => None,
         })
         .flatten()
-        .collect();
-    events
-        .iter()
-        .filter(|e| is_llm_visible(e) && !forgotten.contains(e.id()))
         .collect()
 }
 
-/// The view with the latest summary inserted at its offset, as `llm_view` places it.
+/// The events the LLM sees, in order: visible kinds, minus everything a condensation forgot.
+pub fn view_events(events: &[Event]) -> Vec<&Event> {
+    let forgotten = forgotten_ids(events);
+    kept(events, &forgotten).collect()
+}
+
+fn kept<'a>(events: &'a [Event], forgotten: &HashSet<&str>) -> impl Iterator<Item = &'a Event> {
+    events
+        .iter()
+        .filter(|e| is_llm_visible(e) && !forgotten.contains(e.id()))
+}
+
+/// What the model sees, the one definition `llm_view` and the condenser share: the visible
+/// events, with the summary of the newest condensation that wrote one inserted at its offset.
+///
+/// As upstream's `View.from_events`, a later condensation without a summary leaves that summary
+/// in place (it still stands for the events forgotten before), unless it forgot the summary's
+/// `-summary` id, as a condensation that summarises the summary again does.
 pub fn view_items(events: &[Event]) -> Vec<ViewItem<'_>> {
-    let mut items: Vec<ViewItem<'_>> = view_events(events)
-        .into_iter()
-        .map(ViewItem::Event)
-        .collect();
-    let latest = events.iter().rev().find_map(|e| match e {
-        Event::Condensation(c) => Some(c),
+    let forgotten = forgotten_ids(events);
+    let mut items: Vec<ViewItem<'_>> = kept(events, &forgotten).map(ViewItem::Event).collect();
+    let newest = events.iter().rev().find_map(|e| match e {
+        Event::Condensation(c) => c.summary.as_deref().map(|text| (c, text)),
         _ => None,
     });
-    if let Some(condensation) = latest
-        && let Some(text) = condensation.summary.as_deref()
-    {
-        let offset = condensation
-            .summary_offset
-            .and_then(|o| usize::try_from(o).ok())
-            .unwrap_or(0)
-            .min(items.len());
-        items.insert(offset, ViewItem::Summary { condensation, text });
+    if let Some((condensation, text)) = newest {
+        let summary = ViewItem::Summary { condensation, text };
+        if !forgotten.contains(summary.id().as_str()) {
+            let offset = condensation
+                .summary_offset
+                .and_then(|o| usize::try_from(o).ok())
+                .unwrap_or(0)
+                .min(items.len());
+            items.insert(offset, summary);
+        }
     }
     items
 }
@@ -132,5 +144,93 @@ fn close_span(calls: &HashMap<&str, usize>, id: &str, result: usize, delta: &mut
     {
         delta[call + 1] += 1;
         delta[result + 1] -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::{Value, json};
+    use tandem_protocol::{Event, Role};
+
+    use super::{ViewItem, view_items};
+    use crate::agent::llm_view;
+
+    fn event(value: Value) -> Event {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn user(id: &str) -> Event {
+        event(
+            json!({"kind": "MessageEvent", "id": id, "timestamp": "2026-01-01T00:00:00.000000",
+            "source": "user", "llm_message": {"role": "user", "content": [{"type": "text", "text": id}]}}),
+        )
+    }
+
+    fn condensation(id: &str, forgotten: &[&str], summary: Option<&str>) -> Event {
+        event(
+            json!({"kind": "Condensation", "id": id, "timestamp": "2026-01-01T00:00:00.000000",
+            "source": "environment", "forgotten_event_ids": forgotten, "summary": summary,
+            "summary_offset": summary.map(|_| 1), "llm_response_id": format!("r-{id}")}),
+        )
+    }
+
+    /// Where the summary sits in the condenser's view and in the LLM's messages, and how long
+    /// each is: one message per item here, so they must agree item for item.
+    fn both_views(events: &[Event]) -> (Vec<Option<String>>, Vec<Option<String>>) {
+        let items = view_items(events)
+            .iter()
+            .map(|i| match i {
+                ViewItem::Summary { text, .. } => Some((*text).to_owned()),
+                ViewItem::Event(_) => None,
+            })
+            .collect();
+        let messages = llm_view(events)
+            .iter()
+            .map(|m| {
+                let text = m.text();
+                (m.role == Role::User && text.contains("<SUMMARY OF EARLIER WORK>")).then_some(text)
+            })
+            .collect();
+        (items, messages)
+    }
+
+    #[test]
+    fn a_newer_condensation_without_a_summary_keeps_the_earlier_summary_for_both() {
+        let events = vec![
+            user("u0"),
+            user("u1"),
+            user("u2"),
+            condensation("c1", &["u1"], Some("first summary")),
+            user("u3"),
+            condensation("c2", &["u2"], None),
+            user("u4"),
+        ];
+        let (items, messages) = both_views(&events);
+        assert_eq!(items.len(), 4, "u0, the summary, u3, u4");
+        assert_eq!(items[1].as_deref(), Some("first summary"));
+        assert_eq!(messages.len(), items.len());
+        assert!(messages[1].as_deref().unwrap().contains("first summary"));
+        assert!(
+            items
+                .iter()
+                .zip(&messages)
+                .all(|(i, m)| i.is_some() == m.is_some())
+        );
+    }
+
+    #[test]
+    fn a_summary_a_later_condensation_forgot_is_gone_for_both() {
+        let events = vec![
+            user("u0"),
+            user("u1"),
+            condensation("c1", &["u1"], Some("first summary")),
+            user("u2"),
+            condensation("c2", &["c1-summary"], None),
+        ];
+        let (items, messages) = both_views(&events);
+        assert_eq!(items, vec![None, None]);
+        assert_eq!(messages, vec![None, None]);
     }
 }
