@@ -10,6 +10,7 @@ use axum::extract::{Request, State};
 use axum::http::HeaderMap;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use subtle::{Choice, ConstantTimeEq};
 use tandem_protocol::SocketAuthFrame;
 
 use crate::AppState;
@@ -29,13 +30,12 @@ pub fn key_ok(keys: &[String], given: Option<&str>) -> bool {
         return true;
     }
     let Some(given) = given else { return false };
-    keys.iter().any(|k| {
-        k.len() == given.len()
-            && k.bytes()
-                .zip(given.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
-    })
+    // Every key is compared, so the time taken does not say which one matched.
+    keys.iter()
+        .fold(Choice::from(0), |found, k| {
+            found | k.as_bytes().ct_eq(given.as_bytes())
+        })
+        .into()
 }
 
 /// The key a request carries: `X-Session-API-Key`, else `Authorization: Bearer`.
