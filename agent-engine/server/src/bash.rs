@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path as UrlPath, State};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 use tandem_protocol::{
     BashCommand, BashEvent, BashEventPage, BashOutput, ExecuteBashRequest, SuccessResponse,
 };
@@ -204,11 +206,11 @@ impl BashService {
                 Err(e) => output_of(&cmd.id, -1, None, Some(e.to_string())),
             },
             () = tokio::time::sleep(timeout) => {
-                kill_group(pid).await;
+                kill_group(pid);
                 output_of(&cmd.id, -1, None, Some(format!("Command timed out after {} seconds", cmd.timeout)))
             }
             () = cancel.cancelled() => {
-                kill_group(pid).await;
+                kill_group(pid);
                 output_of(&cmd.id, -1, None, Some("Command stopped".into()))
             }
         }
@@ -333,14 +335,12 @@ fn output_of(
     }
 }
 
-async fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid {
-        let _ = tokio::process::Command::new("kill")
-            .arg("-KILL")
-            .arg("--")
-            .arg(format!("-{pid}"))
-            .status()
-            .await;
+/// Kills the command's process group: `bash` and everything it started (each command runs
+/// in a group of its own, led by `bash`).
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // Already gone is fine: the command ended on its own.
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
     }
 }
 
