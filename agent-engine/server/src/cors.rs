@@ -1,7 +1,8 @@
 //! CORS for browser clients on other origins: the desktop webview (`tauri://localhost`), a UI
 //! dev server, or a web page the operator trusts. Origins are allowed by exact match against a
-//! configured list (`tandem serve --allow-origin`, `TANDEM_ALLOWED_ORIGINS`); there is no
-//! wildcard, and no credentials mode: the session key travels in a header, never a cookie.
+//! configured list (`tandem serve --allow-origin`, `TANDEM_ALLOWED_ORIGINS`), checked when the
+//! list is read; there is no wildcard, and no credentials mode: the session key travels in a
+//! header, never a cookie. tower-http's [`CorsLayer`] writes the headers.
 //!
 //! A preflight (`OPTIONS` with `Access-Control-Request-Method`) from an allowed origin is
 //! answered here, before authentication, because browsers send preflights without the key;
@@ -9,22 +10,43 @@
 //! no CORS headers at all, so the browser keeps its answer from the page.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderName, Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+use tower::{Layer, ServiceExt};
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+use crate::gateway::{CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS};
 
 /// Methods a preflight may ask for.
-pub const ALLOWED_METHODS: &str = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
+pub const ALLOWED_METHODS: [Method; 6] = [
+    Method::GET,
+    Method::POST,
+    Method::PUT,
+    Method::PATCH,
+    Method::DELETE,
+    Method::OPTIONS,
+];
 /// Request headers browser clients may send (the last two name a conversation to the
 /// OpenAI-compatible gateway).
-pub const ALLOWED_HEADERS: &str = "X-Session-API-Key, Authorization, Content-Type, X-OpenHands-ServerConversation-ID, X-Tandem-Conversation-ID";
+pub const ALLOWED_HEADERS: [HeaderName; 5] = [
+    HeaderName::from_static("x-session-api-key"),
+    header::AUTHORIZATION,
+    header::CONTENT_TYPE,
+    HeaderName::from_static(CONVERSATION_HEADER),
+    HeaderName::from_static(CONVERSATION_HEADER_ALIAS),
+];
 /// Response headers scripts may read beyond the CORS-safelisted ones.
-pub const EXPOSED_HEADERS: &str = "Content-Disposition, X-OpenHands-ServerConversation-ID";
-/// How long a browser may cache a preflight answer, in seconds.
-pub const MAX_AGE_SECS: &str = "600";
+pub const EXPOSED_HEADERS: [HeaderName; 2] = [
+    header::CONTENT_DISPOSITION,
+    HeaderName::from_static(CONVERSATION_HEADER),
+];
+/// How long a browser may cache a preflight answer.
+pub const MAX_AGE: Duration = Duration::from_secs(600);
 
 /// An origin in the allow list that is not one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -107,7 +129,20 @@ impl Cors {
         if self.is_empty() {
             return router;
         }
-        router.layer(axum::middleware::from_fn_with_state(Arc::new(self), cors))
+        let policy = Arc::new(self);
+        let allowed = Arc::clone(&policy);
+        let layer = CorsLayer::new()
+            .allow_origin(AllowOrigin::predicate(move |origin, _| {
+                origin.to_str().is_ok_and(|o| allowed.allows(o))
+            }))
+            .allow_methods(ALLOWED_METHODS)
+            .allow_headers(ALLOWED_HEADERS)
+            .expose_headers(EXPOSED_HEADERS)
+            .max_age(MAX_AGE);
+        router.layer(axum::middleware::from_fn_with_state(
+            Gate { policy, layer },
+            gate,
+        ))
     }
 }
 
@@ -182,52 +217,36 @@ fn normalize(origin: &str) -> Result<String, OriginError> {
     ))
 }
 
-/// The middleware of [`Cors::apply`].
-async fn cors(State(policy): State<Arc<Cors>>, req: Request, next: Next) -> Response {
-    let origin = req
+/// What [`gate`] needs: the policy, and the layer that writes the headers.
+#[derive(Clone)]
+struct Gate {
+    policy: Arc<Cors>,
+    layer: CorsLayer,
+}
+
+/// Sends only requests from allowed origins through tower-http's layer. On its own it answers
+/// every `OPTIONS` and adds `Vary` and the exposed headers to every response, whatever the
+/// origin; here any other request (another origin, none, or an `OPTIONS` that is no
+/// preflight) reaches the router as it is and gets no CORS headers.
+async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Response {
+    let allowed = req
         .headers()
         .get(header::ORIGIN)
         .and_then(|o| o.to_str().ok())
-        .filter(|o| policy.allows(o))
-        .and_then(|o| HeaderValue::from_str(o).ok());
-    let Some(origin) = origin else {
-        return next.run(req).await;
-    };
-    if req.method() == Method::OPTIONS
+        .is_some_and(|o| gate.policy.allows(o));
+    let options = req.method() == Method::OPTIONS;
+    let preflight = options
         && req
             .headers()
-            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
-    {
-        let mut h = HeaderMap::new();
-        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static(ALLOWED_METHODS),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_HEADERS,
-            HeaderValue::from_static(ALLOWED_HEADERS),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_MAX_AGE,
-            HeaderValue::from_static(MAX_AGE_SECS),
-        );
-        h.insert(
-            header::VARY,
-            HeaderValue::from_static(
-                "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
-            ),
-        );
-        return (StatusCode::NO_CONTENT, h).into_response();
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    if !allowed || (options && !preflight) {
+        return next.run(req).await;
     }
-    let mut resp = next.run(req).await;
-    let h = resp.headers_mut();
-    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-    h.insert(
-        header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static(EXPOSED_HEADERS),
-    );
-    h.append(header::VARY, HeaderValue::from_static("Origin"));
+    let Ok(mut resp) = gate.layer.layer(next).oneshot(req).await;
+    if preflight {
+        // tower-http answers 200; a preflight answer has no content.
+        *resp.status_mut() = StatusCode::NO_CONTENT;
+    }
     resp
 }
 
