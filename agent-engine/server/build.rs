@@ -10,6 +10,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -65,8 +66,8 @@ fn main() -> Result<()> {
 
 #[derive(Default)]
 struct Table {
-    /// (path in the build, stored file, gzipped, etag)
-    rows: Vec<(String, PathBuf, bool, String)>,
+    /// (path in the build, stored file, gzipped, modified since the Unix epoch)
+    rows: Vec<(String, PathBuf, bool, Duration)>,
     raw_bytes: u64,
     stored_bytes: u64,
 }
@@ -83,9 +84,11 @@ impl Table {
             self.stored_bytes
         ));
         s.push_str("/// The files, sorted by path.\npub static FILES: &[EmbeddedFile] = &[\n");
-        for (path, stored, gzip, etag) in &self.rows {
+        for (path, stored, gzip, modified) in &self.rows {
             s.push_str(&format!(
-                "    EmbeddedFile {{ path: {path:?}, gzip: {gzip}, etag: {etag:?}, bytes: include_bytes!({:?}) }},\n",
+                "    EmbeddedFile {{ path: {path:?}, gzip: {gzip}, modified: Duration::new({}, {}), bytes: include_bytes!({:?}) }},\n",
+                modified.as_secs(),
+                modified.subsec_nanos(),
                 stored.display().to_string()
             ));
         }
@@ -110,16 +113,20 @@ fn embed(dist: &Path, store: &Path) -> Result<Table> {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         gz.write_all(&raw)?;
         let gz = gz.finish()?;
-        let etag = format!("\"{:016x}-{:x}\"", fnv1a(&raw), raw.len());
+        // The file's time in the build: its Last-Modified, and with its size its ETag.
+        let modified = std::fs::metadata(&source)?
+            .modified()?
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
         table.raw_bytes += raw.len() as u64;
         let row = if worth_compressing(raw.len(), gz.len()) {
             let stored = store.join(format!("{i}.gz"));
             std::fs::write(&stored, &gz)?;
             table.stored_bytes += gz.len() as u64;
-            (rel, stored, true, etag)
+            (rel, stored, true, modified)
         } else {
             table.stored_bytes += raw.len() as u64;
-            (rel, source, false, etag)
+            (rel, source, false, modified)
         };
         table.rows.push(row);
     }
@@ -144,14 +151,4 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<String>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// FNV-1a, 64 bits: the content part of an ETag.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }

@@ -1,21 +1,25 @@
 //! The web UI under `/ui/`: the same `ui/dist` build the desktop app embeds, for people who
 //! open the agent server in a browser. By default the build embedded in this binary at
 //! compile time (see `build.rs`), so a `tandem` copied anywhere serves it; `TANDEM_UI_DIR`
-//! points at a build on disk instead, read on each request. Paths cannot leave the build.
-//! Hashed assets (`assets/…`) are cached for a year, everything else is revalidated
-//! (`no-cache`, with an ETag for embedded files); embedded files are stored gzipped and sent
-//! so to clients that accept gzip. A browser opening the server's root (`GET /` preferring
-//! HTML) is sent on to `/ui/`; API clients asking for JSON, or for nothing in particular, keep
-//! getting the server info there.
+//! points at a build on disk instead, read on each request. Both are served by tower-http's
+//! `ServeDir` (the embedded one through [`embedded::Backend`]), which keeps paths inside the
+//! build, answers ranges and revalidates by ETag and Last-Modified, and sends an embedded
+//! file's gzipped copy to clients that accept gzip. Hashed assets (`assets/…`) are cached for
+//! a year, everything else is revalidated (`no-cache`). A browser opening the server's root
+//! (`GET /` preferring HTML) is sent on to `/ui/`; API clients asking for JSON, or for nothing
+//! in particular, keep getting the server info there.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 use axum::Router;
-use axum::extract::{Path as UrlPath, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
+use tower::ServiceExt;
+use tower_http::services::ServeDir;
+use tower_http::services::fs::DefaultServeDirFallback;
 
 mod embedded;
 
@@ -96,9 +100,34 @@ fn mb(bytes: u64) -> f64 {
 pub fn router(source: UiSource) -> Router {
     Router::new()
         .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
-        .route("/ui/", get(index))
-        .route("/ui/{*path}", get(file))
-        .with_state(source)
+        .route("/ui/", get(serve))
+        .route("/ui/{*path}", get(serve))
+        .with_state(Files::new(source))
+}
+
+/// What serves a [`UiSource`].
+#[derive(Debug, Clone)]
+enum Files {
+    Dir(ServeDir),
+    Embedded(ServeDir<DefaultServeDirFallback, embedded::Backend>),
+    /// The binary was built without a UI: every path gets [`embedded::MISSING_PAGE`].
+    Missing,
+}
+
+impl Files {
+    fn new(source: UiSource) -> Self {
+        // A folder without its trailing slash (`/ui/assets`) is not found, as it has no
+        // index.html, rather than redirected to its slashed path outside `/ui/`.
+        match source {
+            UiSource::Dir(dir) => Self::Dir(ServeDir::new(dir).redirect_to_trailing_slash(false)),
+            UiSource::Embedded if embedded::present() => Self::Embedded(
+                ServeDir::with_backend("", embedded::Backend)
+                    .precompressed_gzip()
+                    .redirect_to_trailing_slash(false),
+            ),
+            UiSource::Embedded => Self::Missing,
+        }
+    }
 }
 
 /// Middleware: `GET /` from a browser (its `Accept` prefers `text/html` over JSON) answers
@@ -164,55 +193,31 @@ pub fn prefers_html(headers: &HeaderMap) -> bool {
     html > 0.0 && html > q_of("application/json")
 }
 
-/// Whether `Accept-Encoding` admits gzip (`gzip` or `*` with a q above zero, unless `gzip`
-/// itself is refused).
-fn accepts_gzip(headers: &HeaderMap) -> bool {
-    let list = q_list(headers, header::ACCEPT_ENCODING);
-    match list.iter().find(|(c, _)| c == "gzip" || c == "x-gzip") {
-        Some((_, q)) => *q > 0.0,
-        None => list.iter().any(|(c, q)| c == "*" && *q > 0.0),
-    }
-}
-
-async fn index(State(source): State<UiSource>, headers: HeaderMap) -> Response {
-    serve(&source, "index.html", &headers).await
-}
-
-async fn file(
-    State(source): State<UiSource>,
-    UrlPath(path): UrlPath<String>,
-    headers: HeaderMap,
-) -> Response {
-    serve(&source, &path, &headers).await
-}
-
-fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, "not found").into_response()
-}
-
-async fn serve(source: &UiSource, relative: &str, headers: &HeaderMap) -> Response {
-    let rel = Path::new(relative);
-    if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-        return not_found();
-    }
-    match source {
-        UiSource::Dir(dir) => {
-            let path = dir.join(rel);
-            match tokio::fs::read(&path).await {
-                Ok(bytes) => (
-                    [
-                        (header::CONTENT_TYPE, content_type(relative)),
-                        (header::CACHE_CONTROL, cache_control(relative)),
-                    ],
-                    bytes,
-                )
-                    .into_response(),
-                Err(_) => not_found(),
-            }
+async fn serve(State(files): State<Files>, req: Request) -> Response {
+    // ServeDir serves the build at the root: `/ui/assets/a.js` is its `/assets/a.js`.
+    let (mut parts, body) = req.into_parts();
+    let path = parts
+        .uri
+        .path()
+        .strip_prefix("/ui")
+        .unwrap_or("/")
+        .to_owned();
+    let Ok(uri) = path.parse::<Uri>() else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    parts.uri = uri;
+    let req = Request::from_parts(parts, body);
+    let mut resp = match files {
+        Files::Dir(dir) => {
+            let Ok(resp) = dir.oneshot(req).await;
+            resp.into_response()
         }
-        UiSource::Embedded => match embedded::find(relative) {
-            Some(f) => serve_embedded(f, headers),
-            None if !embedded::present() => (
+        Files::Embedded(dir) => {
+            let Ok(resp) = dir.oneshot(req).await;
+            resp.into_response()
+        }
+        Files::Missing => {
+            return (
                 StatusCode::NOT_FOUND,
                 [
                     (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -220,90 +225,42 @@ async fn serve(source: &UiSource, relative: &str, headers: &HeaderMap) -> Respon
                 ],
                 embedded::MISSING_PAGE,
             )
-                .into_response(),
-            None => not_found(),
-        },
-    }
-}
-
-fn serve_embedded(f: &'static embedded::EmbeddedFile, headers: &HeaderMap) -> Response {
-    let mut resp_headers = HeaderMap::new();
-    resp_headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(content_type(f.path)),
-    );
-    resp_headers.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(cache_control(f.path)),
-    );
-    resp_headers.insert(header::ETAG, HeaderValue::from_static(f.etag));
-    if f.gzip {
-        resp_headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-    }
-    let fresh = headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|tag| {
-            let tag = tag.trim();
-            tag == "*" || tag.trim_start_matches("W/") == f.etag
-        });
-    if fresh {
-        return (StatusCode::NOT_MODIFIED, resp_headers).into_response();
-    }
-    if !f.gzip {
-        return (resp_headers, f.bytes).into_response();
-    }
-    if accepts_gzip(headers) {
-        resp_headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-        return (resp_headers, f.bytes).into_response();
-    }
-    match gunzip(f.bytes) {
-        Ok(bytes) => (resp_headers, bytes).into_response(),
-        Err(e) => {
-            tracing::warn!("the embedded UI file {} does not unpack: {e}", f.path);
-            (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the embedded UI file is damaged",
-            )
-                .into_response()
+                .into_response();
         }
+    };
+    if resp.status().is_success() || resp.status() == StatusCode::NOT_MODIFIED {
+        resp.headers_mut().insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static(cache_control(&path)),
+        );
     }
-}
-
-fn gunzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(bytes).read_to_end(&mut out)?;
-    Ok(out)
+    with_charset(resp.headers_mut());
+    resp
 }
 
 /// Hashed build output (Vite's `assets/`) never changes under its name.
 fn cache_control(path: &str) -> &'static str {
-    if path.starts_with("assets/") {
+    if path.starts_with("/assets/") {
         IMMUTABLE
     } else {
         REVALIDATE
     }
 }
 
-fn content_type(path: &str) -> &'static str {
-    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
-    match ext {
-        "html" => "text/html; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "json" | "map" => "application/json",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "ico" => "image/x-icon",
-        "wasm" => "application/wasm",
-        "woff2" => "font/woff2",
-        "woff" => "font/woff",
-        "ttf" => "font/ttf",
-        "txt" => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
+/// Names UTF-8 (what Vite writes) as the charset of text, which `ServeDir` sends with the
+/// media type alone.
+fn with_charset(headers: &mut HeaderMap) {
+    let Some(media) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return;
+    };
+    if media.starts_with("text/")
+        && !media.contains("charset")
+        && let Ok(v) = HeaderValue::from_str(&format!("{media}; charset=utf-8"))
+    {
+        headers.insert(header::CONTENT_TYPE, v);
     }
 }
 
