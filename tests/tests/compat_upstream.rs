@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tandem_e2e::{KEY, UpstreamServer};
-use tandem_protocol::{AgentSpec, Event, ExecutionStatus, LlmConfig, Observation};
+use tandem_protocol::{AgentSpec, Event, ExecutionStatus, LlmConfig, Message, Observation};
+use tandem_sdk::ConversationClient;
 use tandem_sdk::remote::{RemoteConversationOptions, RemoteWorkspace};
 use tandem_testkit::{Script, ScriptedLlmServer, Step};
 
@@ -71,10 +72,13 @@ async fn remote_workspace_drives_the_upstream_server() {
         )))
         .await
         .unwrap();
-    conv.send_message("say hello from the terminal, then finish", false)
-        .await
-        .unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(90), conv.run())
+    conv.send_message(
+        Message::user("say hello from the terminal, then finish"),
+        false,
+    )
+    .await
+    .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(90), conv.run_to_end())
         .await
         .expect("run within 90 s")
         .unwrap();

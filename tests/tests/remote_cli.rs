@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tandem_e2e::{KEY, TandemServer, free_port, tandem_bin};
-use tandem_protocol::{AgentSpec, ExecutionStatus, LlmConfig};
+use tandem_protocol::{AgentSpec, ExecutionStatus, LlmConfig, Message};
+use tandem_sdk::ConversationClient;
 use tandem_sdk::remote::{RemoteConversationOptions, RemoteWorkspace};
 use tandem_testkit::{Script, ScriptedLlmServer, Step, run_on_terminal};
 
@@ -169,10 +170,12 @@ async fn socket_drops_against_tandem_serve_lose_and_double_nothing() {
         )))
         .await
         .unwrap();
-    conv.send_message("think a lot", false).await.unwrap();
+    conv.send_message(Message::user("think a lot"), false)
+        .await
+        .unwrap();
     let runner = {
         let conv = conv.clone();
-        tokio::spawn(async move { conv.run().await })
+        tokio::spawn(async move { conv.run_to_end().await })
     };
     for _ in 0..6 {
         tokio::time::sleep(Duration::from_millis(15)).await;

@@ -95,7 +95,7 @@ pub async fn run(
         ws.working_dir()
     );
     let outcome = follow(&conv, Some(req.task)).await?;
-    conv.close();
+    conv.close().await?;
     drop(demo);
     Ok(outcome.code())
 }
@@ -140,7 +140,7 @@ pub async fn resume(
         }
     };
     if let Some(c) = confirm {
-        conv.set_confirmation_policy(&parse_policy(&c)?)
+        conv.set_confirmation_policy(parse_policy(&c)?)
             .await
             .map_err(|e| anyhow::anyhow!(e))?;
     }
@@ -158,7 +158,7 @@ pub async fn resume(
         drive::print_event(e);
     }
     let outcome = follow(&conv, message).await?;
-    conv.close();
+    conv.close().await?;
     Ok(outcome.code())
 }
 
@@ -176,7 +176,9 @@ pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Resul
         let mut status = conv.status();
         if std::mem::take(&mut start) {
             if let Some(m) = message.take()
-                && let Err(e) = conv.send_message(m, false).await
+                && let Err(e) = conv
+                    .send_message(tandem_protocol::Message::user(m), false)
+                    .await
             {
                 eprintln!("error: {e}");
                 return Ok(Outcome::Failed);
@@ -185,9 +187,13 @@ pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Resul
                 Some(before) => before,
                 None => {
                     let before = conv.live().borrow().clone();
-                    if let Err(e) = conv.start_run().await {
-                        eprintln!("error: {e}");
-                        return Ok(Outcome::Failed);
+                    match conv.run().await {
+                        // Already running: follow that run.
+                        Ok(()) | Err(RemoteError::Conflict(_)) => {}
+                        Err(e) => {
+                            eprintln!("error: {e}");
+                            return Ok(Outcome::Failed);
+                        }
                     }
                     before
                 }
@@ -218,7 +224,6 @@ pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Resul
             }
             status = match result {
                 Ok(s) => s,
-                Err(RemoteError::RunFailed { .. }) => conv.status(),
                 Err(e) => {
                     eprintln!("error: {e}");
                     return Ok(Outcome::Failed);
@@ -236,7 +241,7 @@ pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Resul
                     Decision::Edit(id, arguments) => {
                         let before = conv.live().borrow().clone();
                         match conv.approve_edited(&id, arguments).await {
-                            Ok(()) => {
+                            Ok(_) => {
                                 eprintln!("· running your edited action");
                                 started = Some(before);
                                 start = true;
@@ -246,7 +251,7 @@ pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Resul
                         }
                     }
                     Decision::ApproveAll => {
-                        conv.set_confirmation_policy(&ConfirmationPolicy::NeverConfirm)
+                        conv.set_confirmation_policy(ConfirmationPolicy::NeverConfirm)
                             .await
                             .map_err(|e| anyhow::anyhow!(e))?;
                         start = true;

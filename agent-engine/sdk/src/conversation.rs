@@ -7,6 +7,7 @@
 //! a step is in flight.
 
 mod actor;
+mod client;
 mod handle;
 mod metered;
 mod replay;
@@ -20,6 +21,7 @@ use tandem_protocol::{AgentSpec, ConfirmationPolicy, Extra, Message, SecurityRis
 use tokio::sync::oneshot;
 
 pub use actor::split_edit_note;
+pub use client::ConversationClient;
 pub use handle::{ConversationHandle, ConversationView, RunState};
 
 use crate::error::Result;

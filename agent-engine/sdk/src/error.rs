@@ -56,6 +56,11 @@ pub enum SdkError {
     /// The conversation's actor is gone.
     #[error("the conversation has shut down")]
     Closed,
+    /// A conversation on an agent server failed (through
+    /// [`ConversationClient`](crate::ConversationClient)); the remote error says what and has
+    /// a machine-readable code.
+    #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
 }
 
 impl SdkError {

@@ -28,8 +28,8 @@ pub use context::{
     load_workspace_skills, render_system_prompt,
 };
 pub use conversation::{
-    Command, Conversation, ConversationHandle, ConversationOptions, ConversationView, RunState,
-    Runtime, split_edit_note,
+    Command, Conversation, ConversationClient, ConversationHandle, ConversationOptions,
+    ConversationView, RunState, Runtime, split_edit_note,
 };
 pub use error::{Result, SdkError};
 pub use persistence::{

@@ -5,8 +5,10 @@
 //! Entry points: [`RemoteWorkspace::connect`] checks the server and the session key (header
 //! `X-Session-API-Key`), runs commands and moves files; [`RemoteWorkspace::create_conversation`]
 //! and [`RemoteWorkspace::attach`] give a [`RemoteConversation`], which offers the operations of
-//! a local conversation and keeps a gap-free, duplicate-free copy of the event log through
-//! socket drops (see `stream`). Errors are [`RemoteError`]s with a machine-readable code.
+//! a local conversation (both implement [`ConversationClient`](crate::ConversationClient)) and
+//! keeps a gap-free, duplicate-free copy of the event log through socket drops (see `stream`).
+//! Errors are [`RemoteError`]s with a machine-readable code (through the trait, wrapped in
+//! [`SdkError::Remote`](crate::SdkError::Remote)).
 
 mod conversation;
 mod error;

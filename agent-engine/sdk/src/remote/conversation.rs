@@ -1,5 +1,6 @@
 //! A conversation that lives on an agent server, driven over REST with a live event stream:
-//! the same operations as a local [`ConversationHandle`](crate::ConversationHandle).
+//! the same operations as a local [`ConversationHandle`](crate::ConversationHandle), with the
+//! same arguments, and both behind [`ConversationClient`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,12 +10,16 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use tandem_protocol::{
     AgentSpec, ConfirmationPolicy, ConversationState, Event, ExecutionStatus, Extra, Message,
+    SecurityRisk,
 };
 use tokio::sync::{broadcast, watch};
 
 use super::error::{RemoteError, RemoteResult};
 use super::http::ServerClient;
 use super::stream::{self, LiveState, Shared};
+use crate::conversation::ConversationClient;
+use crate::error::{Result, SdkError};
+use crate::secrets::SecretSource;
 
 /// A REST status poll this often backs up the socket while waiting for a run to end.
 const POLL_EVERY: Duration = Duration::from_secs(1);
@@ -250,33 +255,25 @@ impl RemoteConversation {
     }
 
     /// Appends a user message; with `run`, the server starts the loop if it is idle.
-    pub async fn send_message(&self, text: impl Into<String>, run: bool) -> RemoteResult<()> {
-        let body = message_json(&Message::user(text), run)?;
+    pub async fn send_message(&self, message: Message, run: bool) -> RemoteResult<()> {
+        let body = message_json(&message, run)?;
         self.shared
             .client
             .post(&self.path("/events"), Some(&body))
             .await
     }
 
-    /// Starts the run loop without waiting (`POST /run`; "already running" is not an error).
-    pub async fn start_run(&self) -> RemoteResult<()> {
-        match self.shared.client.post(&self.path("/run"), None).await {
-            Err(RemoteError::Conflict(_)) | Ok(()) => Ok(()),
-            Err(e) => Err(e),
-        }
+    /// Starts the run loop without waiting for it (`POST /run`), approving the actions that
+    /// wait; a server answers 409 ([`RemoteError::Conflict`]) while a run is in progress.
+    pub async fn run(&self) -> RemoteResult<()> {
+        self.shared.client.post(&self.path("/run"), None).await
     }
 
-    /// Runs until the loop stops and returns the status it stopped in (`finished`, `paused`,
-    /// `waiting_for_confirmation`, ...); `error` and `stuck` are [`RemoteError::RunFailed`].
-    /// Completion is the server's post-run `full_state` frame, or a field-level `error`/`stuck`
-    /// status, with a REST poll behind them; the events are reconciled through REST after.
-    pub async fn run(&self) -> RemoteResult<ExecutionStatus> {
-        let before = self.shared.live.borrow().clone();
-        self.start_run().await?;
-        self.wait_for_run_end(&before).await
-    }
-
-    /// Waits for the run that started after `before` (see [`live`](Self::live)) to end.
+    /// Waits for the run that started after `before` (see [`live`](Self::live)) to end and
+    /// returns the status it stopped in (`finished`, `paused`, `waiting_for_confirmation`,
+    /// `error`, ...). Completion is the server's post-run `full_state` frame, or a field-level
+    /// `error`/`stuck` status, with a REST poll behind them; the events are reconciled through
+    /// REST after.
     pub async fn wait_for_run_end(&self, before: &LiveState) -> RemoteResult<ExecutionStatus> {
         let mut rx = self.shared.live.subscribe();
         let started = Instant::now();
@@ -319,13 +316,7 @@ impl RemoteConversation {
             }
         };
         self.sync_events().await?;
-        match status {
-            ExecutionStatus::Error | ExecutionStatus::Stuck => Err(RemoteError::RunFailed {
-                status: status.as_str().to_owned(),
-                detail: last_error(&self.events()),
-            }),
-            s => Ok(s),
-        }
+        Ok(status)
     }
 
     /// Pauses: the in-flight step finishes, then the loop stops.
@@ -358,18 +349,34 @@ impl RemoteConversation {
     }
 
     /// Runs the pending action `action_id` with the person's `arguments` instead of the agent's,
-    /// which starts a run (Tandem servers; an upstream server has no such route and answers 404).
-    pub async fn approve_edited(&self, action_id: &str, arguments: Value) -> RemoteResult<()> {
+    /// which starts a run, and returns the edited action's risk as the server rates it (Tandem
+    /// servers; an upstream server has no such route and answers 404).
+    pub async fn approve_edited(
+        &self,
+        action_id: &str,
+        arguments: Value,
+    ) -> RemoteResult<SecurityRisk> {
         let body = json!({"action_id": action_id, "arguments": arguments});
-        self.shared
+        let resp: Value = self
+            .shared
             .client
-            .post(&self.path("/events/approve_edited"), Some(&body))
-            .await
+            .call_json(
+                Method::POST,
+                &self.path("/events/approve_edited"),
+                Some(&body),
+            )
+            .await?;
+        // `ApproveEditedResponse`; a server that leaves the risk out has not rated it.
+        Ok(resp
+            .get("security_risk")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default())
     }
 
     /// Changes the confirmation policy.
-    pub async fn set_confirmation_policy(&self, policy: &ConfirmationPolicy) -> RemoteResult<()> {
-        let body = json!({"policy": policy_json(policy)?});
+    pub async fn set_confirmation_policy(&self, policy: ConfirmationPolicy) -> RemoteResult<()> {
+        let body = json!({"policy": policy_json(&policy)?});
         self.shared
             .client
             .post(&self.path("/confirmation_policy"), Some(&body))
@@ -385,8 +392,13 @@ impl RemoteConversation {
             .await
     }
 
-    /// Adds or replaces secrets (static values by name).
-    pub async fn update_secrets(&self, secrets: &BTreeMap<String, String>) -> RemoteResult<()> {
+    /// Adds or replaces secrets (sent in upstream's shapes: a static value as a plain string, or
+    /// `StaticSecret` / `LookupSecret` objects).
+    pub async fn update_secrets(&self, secrets: Vec<(String, SecretSource)>) -> RemoteResult<()> {
+        let secrets: serde_json::Map<String, Value> = secrets
+            .into_iter()
+            .map(|(name, source)| (name, secret_json(source)))
+            .collect();
         let body = json!({"secrets": secrets});
         self.shared
             .client
@@ -417,7 +429,7 @@ impl RemoteConversation {
     }
 
     /// Sets the title.
-    pub async fn set_title(&self, title: &str) -> RemoteResult<()> {
+    pub async fn set_title(&self, title: String) -> RemoteResult<()> {
         let body = json!({"title": title});
         let _: Value = self
             .shared
@@ -452,9 +464,11 @@ impl RemoteConversation {
         Ok(())
     }
 
-    /// Stops the live stream; the conversation stays on the server.
-    pub fn close(&self) {
+    /// Stops the live stream; the conversation stays on the server. (Async and fallible, as a
+    /// local conversation's `close` is, though it neither waits nor fails.)
+    pub async fn close(&self) -> RemoteResult<()> {
         self.shared.cancel.cancel();
+        Ok(())
     }
 }
 
@@ -485,15 +499,107 @@ fn message_json(message: &Message, run: bool) -> RemoteResult<Value> {
     Ok(v)
 }
 
-/// The last error the conversation recorded, for [`RemoteError::RunFailed`].
-fn last_error(events: &[Event]) -> String {
-    events
-        .iter()
-        .rev()
-        .find_map(|e| match e {
-            Event::ConversationError(c) => Some(format!("{}: {}", c.code, c.detail)),
-            Event::AgentError(a) => Some(a.error.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| "no error event recorded".to_owned())
+/// A secret as upstream's `secrets` maps hold it.
+fn secret_json(source: SecretSource) -> Value {
+    match source {
+        SecretSource::Static {
+            value,
+            description: None,
+        } => Value::String(value),
+        SecretSource::Static {
+            value,
+            description: Some(d),
+        } => json!({"kind": "StaticSecret", "value": value, "description": d}),
+        SecretSource::Lookup {
+            url,
+            headers,
+            description,
+        } => {
+            let mut o = json!({"kind": "LookupSecret", "url": url, "headers": headers});
+            if let Some(d) = description {
+                o["description"] = Value::String(d);
+            }
+            o
+        }
+    }
+}
+
+impl ConversationClient for RemoteConversation {
+    type RunMark = LiveState;
+
+    fn id(&self) -> &str {
+        RemoteConversation::id(self)
+    }
+
+    fn status(&self) -> ExecutionStatus {
+        RemoteConversation::status(self)
+    }
+
+    fn events(&self) -> Vec<Event> {
+        RemoteConversation::events(self)
+    }
+
+    fn subscribe(&self) -> (Vec<Event>, broadcast::Receiver<Event>) {
+        RemoteConversation::subscribe(self)
+    }
+
+    fn run_mark(&self) -> LiveState {
+        self.shared.live.borrow().clone()
+    }
+
+    async fn wait_for_run_end(&self, since: &LiveState) -> Result<ExecutionStatus> {
+        Ok(RemoteConversation::wait_for_run_end(self, since).await?)
+    }
+
+    async fn send_message(&self, message: Message, run: bool) -> Result<()> {
+        Ok(RemoteConversation::send_message(self, message, run).await?)
+    }
+
+    async fn run(&self) -> Result<()> {
+        match RemoteConversation::run(self).await {
+            // What a server answers while a run is in progress.
+            Err(RemoteError::Conflict(_)) => Err(SdkError::AlreadyRunning),
+            other => Ok(other?),
+        }
+    }
+
+    async fn pause(&self) -> Result<()> {
+        Ok(RemoteConversation::pause(self).await?)
+    }
+
+    async fn interrupt(&self) -> Result<()> {
+        Ok(RemoteConversation::interrupt(self).await?)
+    }
+
+    async fn respond_to_confirmation(&self, accept: bool, reason: Option<String>) -> Result<()> {
+        Ok(RemoteConversation::respond_to_confirmation(self, accept, reason).await?)
+    }
+
+    async fn approve_edited(&self, action_id: &str, arguments: Value) -> Result<SecurityRisk> {
+        Ok(RemoteConversation::approve_edited(self, action_id, arguments).await?)
+    }
+
+    async fn set_confirmation_policy(&self, policy: ConfirmationPolicy) -> Result<()> {
+        Ok(RemoteConversation::set_confirmation_policy(self, policy).await?)
+    }
+
+    async fn set_security_analyzer(&self, analyzer: Option<Value>) -> Result<()> {
+        Ok(RemoteConversation::set_security_analyzer(self, analyzer).await?)
+    }
+
+    async fn update_secrets(&self, secrets: Vec<(String, SecretSource)>) -> Result<()> {
+        Ok(RemoteConversation::update_secrets(self, secrets).await?)
+    }
+
+    async fn condense(&self) -> Result<()> {
+        Ok(RemoteConversation::condense(self).await?)
+    }
+
+    async fn set_title(&self, title: String) -> Result<()> {
+        Ok(RemoteConversation::set_title(self, title).await?)
+    }
+
+    async fn close(&self) -> Result<()> {
+        Ok(RemoteConversation::close(self).await?)
+    }
 }

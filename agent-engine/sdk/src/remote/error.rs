@@ -75,14 +75,6 @@ pub enum RemoteError {
     /// Waited too long.
     #[error("timed out: {0}")]
     Timeout(String),
-    /// A run ended in `error` or `stuck`.
-    #[error("the run ended with status {status}: {detail}")]
-    RunFailed {
-        /// `error` or `stuck`.
-        status: String,
-        /// The last error the conversation recorded, if any.
-        detail: String,
-    },
     /// The conversation handle was closed.
     #[error("the remote conversation was closed")]
     Closed,
@@ -103,7 +95,6 @@ impl RemoteError {
             Self::Stream(_) => "stream",
             Self::Io { .. } => "io",
             Self::Timeout(_) => "timeout",
-            Self::RunFailed { .. } => "run_failed",
             Self::Closed => "closed",
         }
     }

@@ -11,10 +11,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
-use tandem_protocol::{AgentSpec, ExecutionStatus, LlmConfig};
+use tandem_protocol::{AgentSpec, Event, ExecutionStatus, LlmConfig, Message, SecurityRisk};
+use tandem_testkit::{ScriptedLlmServer, Step};
 use tokio::sync::broadcast;
 
 use super::*;
+use crate::{
+    Conversation, ConversationClient, ConversationOptions, ConversationStore, Runtime, SdkError,
+};
 
 const KEY: &str = "k1";
 const CID: &str = "0b7e6c1e-0000-4000-8000-000000000001";
@@ -139,6 +143,10 @@ async fn start_fake(fake: Fake) -> String {
             post(|| async { axum::Json(json!({"success": true})) }),
         )
         .route("/api/conversations/{id}/run", post(run))
+        .route(
+            "/api/conversations/{id}/events/approve_edited",
+            post(|| async { axum::Json(json!({"success": true, "security_risk": "HIGH"})) }),
+        )
         .route("/sockets/events/{id}", get(socket))
         .with_state(fake);
     serve(router).await
@@ -167,6 +175,10 @@ async fn search(
 }
 
 async fn run(State(f): State<Fake>) -> Response {
+    if *f.status.lock().unwrap() == "running" {
+        let detail = json!({"detail": "Conversation already running"});
+        return (StatusCode::CONFLICT, axum::Json(detail)).into_response();
+    }
     f.set_status("running");
     tokio::spawn(async move {
         for i in 0..f.steps {
@@ -220,7 +232,7 @@ async fn socket_drops_mid_run_lose_and_double_nothing() {
     let (_, mut rx) = conv.subscribe();
     let runner = {
         let conv = conv.clone();
-        tokio::spawn(async move { conv.run().await })
+        tokio::spawn(async move { conv.run_to_end().await })
     };
     for i in 0..8 {
         tokio::time::sleep(Duration::from_millis(40)).await;
@@ -265,10 +277,10 @@ async fn lost_post_run_frame_falls_back_to_rest() {
     // Drop the socket for good right after the run starts: the server will not come back.
     let runner = {
         let conv = conv.clone();
-        tokio::spawn(async move { conv.run().await })
+        tokio::spawn(async move { conv.run_to_end().await })
     };
     tokio::time::sleep(Duration::from_millis(5)).await;
-    conv.close();
+    conv.close().await.unwrap();
     let status = tokio::time::timeout(Duration::from_secs(10), runner)
         .await
         .unwrap()
@@ -324,4 +336,84 @@ async fn socket_auth_failure_is_unauthorized() {
     let shared = super::stream::Shared::new(CID.into(), client, ExecutionStatus::Idle);
     let err = super::stream::start(shared).await.unwrap_err();
     assert_eq!(err.code(), "unauthorized", "{err}");
+}
+
+/// What a caller of the one interface does, whichever conversation it holds: say something,
+/// run to the end watching the events, let go.
+async fn say_and_run<C: ConversationClient>(conv: &C, text: &str) -> ExecutionStatus {
+    let (_, mut rx) = conv.subscribe();
+    conv.send_message(Message::user(text), false).await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), conv.run_to_end())
+        .await
+        .expect("the run ends")
+        .unwrap();
+    assert!(rx.try_recv().is_ok(), "subscribers saw the run");
+    conv.close().await.unwrap();
+    status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_interface_drives_a_local_and_a_remote_conversation_alike() {
+    // On this machine: the scripted LLM answers with text, which finishes the run.
+    let llm_server = ScriptedLlmServer::start(vec![Step::text("Hello from here.")]);
+    let mut config = LlmConfig::new("openai/scripted");
+    config.base_url = Some(llm_server.base_url());
+    config.api_key = Some("sk-test".into());
+    config.num_retries = 0;
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut agent = AgentSpec::default_for(LlmConfig::new("openai/scripted"));
+    agent.tools.clear();
+    let mut local_options = ConversationOptions::new(agent, workspace.path().to_path_buf());
+    local_options.autotitle = false;
+    let runtime = Runtime {
+        llm: Arc::new(tandem_llm::OpenAiChat::new(config).unwrap()),
+        tools: Vec::new(),
+    };
+    let store = ConversationStore::new(home.path().join("conversations"));
+    let local = Conversation::create(&store, local_options, runtime)
+        .await
+        .unwrap();
+    assert_eq!(say_and_run(&local, "hi").await, ExecutionStatus::Finished);
+    let said = local.events().into_iter().rev().find_map(|e| match e {
+        Event::Message(m) => Some(m.llm_message.text()),
+        _ => None,
+    });
+    assert_eq!(said.as_deref(), Some("Hello from here."));
+
+    // On a server: the same code, the server's run and log.
+    let fake = Fake::new(3);
+    let url = start_fake(fake.clone()).await;
+    let ws = RemoteWorkspace::connect(&url, Some(KEY.into()), "/tmp")
+        .await
+        .unwrap();
+    let remote = ws.create_conversation(&options()).await.unwrap();
+    assert_eq!(say_and_run(&remote, "hi").await, ExecutionStatus::Finished);
+    let got: Vec<String> = remote.events().iter().map(|e| e.id().to_owned()).collect();
+    assert_eq!(got, fake.ids());
+}
+
+#[tokio::test]
+async fn through_the_interface_a_server_s_answers_read_as_a_local_conversation_s() {
+    let fake = Fake::new(1);
+    let url = start_fake(fake.clone()).await;
+    let ws = RemoteWorkspace::connect(&url, Some(KEY.into()), "/tmp")
+        .await
+        .unwrap();
+    let conv = ws.create_conversation(&options()).await.unwrap();
+    // A run in progress: the server's 409 is `AlreadyRunning`, as a local conversation says.
+    fake.set_status("running");
+    let err = ConversationClient::run(&conv).await.unwrap_err();
+    assert!(matches!(err, SdkError::AlreadyRunning), "{err}");
+    // An edited action's risk comes back as the server rated it.
+    let risk = ConversationClient::approve_edited(&conv, "a1", json!({"command": "ls"}))
+        .await
+        .unwrap();
+    assert_eq!(risk, SecurityRisk::High);
+    // Anything else keeps the remote error and its code (this server has no condense route).
+    let err = ConversationClient::condense(&conv).await.unwrap_err();
+    let SdkError::Remote(remote) = &err else {
+        panic!("not a remote error: {err}")
+    };
+    assert_eq!(remote.code(), "not_found", "{err}");
 }
