@@ -1,67 +1,106 @@
 //! The actions of the core tools, as carried by `ActionEvent.action` (discriminated by `kind`).
+//!
+//! Each action struct is also its tool's typed input: the schema the model reads is derived
+//! from it (field doc comments are the argument descriptions) and the model's arguments are
+//! parsed into it, both through [`crate::tool_io`].
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::kind::tagged_enum;
 
 /// Run a command in the agent's persistent shell, or send input to the running one.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+///
+/// Also the `terminal` tool's input: the field docs below are the argument descriptions the
+/// model reads (see [`crate::tool_io`]).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TerminalAction {
-    /// The command line, or with `is_input` the text to type (`C-c`, `C-d`, `C-z` are keys).
+    /// The bash command to run. Leave empty to wait for more output of a command that returned
+    /// exit code -1. With `is_input=true`: text to type into the running process (Enter is
+    /// pressed after it), or one key name: `C-c`, `C-d`, `C-z`, `C-<letter>`, `UP`, `DOWN`,
+    /// `LEFT`, `RIGHT`, `HOME`, `END`, `PGUP`, `PGDN`, `TAB`, `ESC`, `BS`, `ENTER`.
     pub command: String,
-    /// Send `command` as input to the running process instead of starting a new command.
+    /// True to send `command` to the process that is running instead of starting a new
+    /// command. Default false.
     #[serde(default)]
     pub is_input: bool,
-    /// Hard timeout in seconds; without it a command that goes quiet returns partial output.
+    /// Optional limit in seconds. A new command still running after it is stopped with C-c.
+    /// Without it, a command that prints nothing for a while returns early and keeps running.
+    /// With an empty command or `is_input`, how long to wait for more output. Set it for long
+    /// installs, builds, test runs or sleeps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<f64>,
-    /// Kill the shell and start a fresh one.
+    /// True to kill the shell and start a fresh one (all environment variables, the working
+    /// directory and running processes are lost); `command`, if not empty, then runs in the new
+    /// shell. Only when the terminal no longer responds. Not with `is_input`.
     #[serde(default)]
     pub reset: bool,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
 /// View, create and edit files.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+///
+/// Also the `file_editor` tool's input: the field docs below are the argument descriptions the
+/// model reads.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct FileEditorAction {
-    /// `view`, `create`, `str_replace`, `insert` or `undo_edit`.
+    /// What to do: `view`, `create`, `str_replace`, `insert` or `undo_edit`.
+    // A string, not a Rust enum, so a logged action with a command this version lacks still
+    // loads; the model's arguments are held to the schema's enum when they are parsed.
+    #[schemars(extend("enum" = FileEditorAction::COMMANDS))]
     pub command: String,
-    /// Absolute path of the file or directory.
+    /// Absolute path of the file or directory, e.g. `/workspace/src/main.rs`.
     pub path: String,
-    /// Content of the file to create.
+    /// For `create`: the whole content of the new file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_text: Option<String>,
-    /// Text to replace (must occur exactly once).
+    /// For `str_replace`: the exact text to replace; it must occur once in the file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_str: Option<String>,
-    /// Replacement, or the text to insert.
+    /// For `str_replace`: the replacement (empty or absent deletes `old_str`). For `insert`: the
+    /// text to insert.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_str: Option<String>,
-    /// Line after which `insert` puts `new_str` (0 = top of file).
+    /// For `insert`: the line after which `new_str` goes; 0 inserts at the top of the file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insert_line: Option<i64>,
-    /// `[start, end]` lines to view, 1-based, `end` = -1 for the end of the file.
+    /// For `view` of a file: `[first, last]` line numbers to show, counted from 1; a last line
+    /// of -1 means the end of the file. Without it the whole file is shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view_range: Option<Vec<i64>>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
+impl FileEditorAction {
+    /// The commands, in the order the schema lists them.
+    pub const COMMANDS: [&'static str; 5] =
+        ["view", "create", "str_replace", "insert", "undo_edit"];
+}
+
 /// One entry of the task tracker's list.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TaskItem {
-    /// Short title.
+    /// Short name of the task.
     pub title: String,
-    /// Details.
+    /// Optional details about the task.
     #[serde(default)]
     pub notes: String,
-    /// `todo`, `in_progress` or `done`.
+    /// Where the task stands: 'todo', 'in_progress' or 'done'.
     #[serde(default = "todo")]
+    #[schemars(extend("enum" = TaskItem::STATUSES))]
     pub status: String,
+}
+
+impl TaskItem {
+    /// The statuses a task may have.
+    pub const STATUSES: [&'static str; 3] = ["todo", "in_progress", "done"];
 }
 
 fn todo() -> String {
@@ -69,40 +108,53 @@ fn todo() -> String {
 }
 
 /// View or replace the task list.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+///
+/// Also the `task_tracker` tool's input: the field docs below are the argument descriptions
+/// the model reads.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TaskTrackerAction {
-    /// `view` or `plan`.
+    /// `view` shows the list; `plan` replaces it with `task_list`. View the list before changing
+    /// it.
     #[serde(default = "view")]
+    #[schemars(extend("enum" = TaskTrackerAction::COMMANDS))]
     pub command: String,
-    /// The whole new list (`plan`).
+    /// For `plan`: the complete new list of tasks.
     #[serde(default)]
     pub task_list: Vec<TaskItem>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
+}
+
+impl TaskTrackerAction {
+    /// The commands.
+    pub const COMMANDS: [&'static str; 2] = ["view", "plan"];
 }
 
 fn view() -> String {
     "view".to_owned()
 }
 
-/// Think out loud; changes nothing.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// Think out loud; changes nothing. Also the `think` tool's input.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ThinkAction {
-    /// The thought.
+    /// What you are thinking.
     pub thought: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
-/// End the task with a message to the user.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// End the task with a message to the user. Also the `finish` tool's input.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct FinishAction {
-    /// The final message.
+    /// The final message for the user.
     pub message: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

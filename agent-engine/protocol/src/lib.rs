@@ -8,7 +8,9 @@
 //!
 //! This crate holds data only: no tokio, no IO, no HTTP. Entry points: [`Event`] (the event
 //! log's element), [`Message`] (what goes to and comes from the LLM), [`ConversationState`]
-//! (what `base_state.json` holds), and the tool [`Action`]s / [`Observation`]s.
+//! (what `base_state.json` holds), and the tool [`Action`]s / [`Observation`]s, whose structs
+//! are also the tools' typed inputs and outputs ([`tool_io`]: the schema the model reads and
+//! the lenient parsing of its arguments).
 
 mod action;
 pub mod api;
@@ -18,6 +20,7 @@ mod message;
 mod observation;
 mod schema;
 mod state;
+pub mod tool_io;
 
 pub use action::{
     Action, FileEditorAction, FinishAction, TaskItem, TaskTrackerAction, TerminalAction,
@@ -40,6 +43,7 @@ pub use state::{
     AgentSpec, ConfirmationPolicy, ConversationState, ConversationStats, ExecutionStatus,
     LlmConfig, Metrics, ResponseLatency, SecurityRisk, TokenUsage, ToolSpec, WorkspaceSpec,
 };
+pub use tool_io::{ToolInput, ToolOutput};
 
 /// A JSON object: the unknown fields a type keeps so that they are written back unchanged.
 pub type Extra = serde_json::Map<String, serde_json::Value>;

@@ -1,0 +1,125 @@
+//! Tool inputs and outputs: one action struct per tool is the single source of what the model
+//! reads and sends.
+//!
+//! - [`parameters`] derives the argument schema the model reads from the struct (its field doc
+//!   comments are the descriptions);
+//! - [`parse`] reads the model's arguments into it, leniently where models commonly slip
+//!   (`"5"` for 5, `"true"` for true, a list sent as a JSON string, `null` for absent) and
+//!   otherwise with an error naming the field (`field `task_list[1].status` must be one of …`);
+//! - [`ToolInput`] / [`ToolOutput`] tie a tool's action and observation structs to their
+//!   [`Action`] / [`Observation`] variants.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::{
+    Action, Content, FileEditorAction, FileEditorObservation, FinishAction, FinishObservation,
+    Observation, TaskTrackerAction, TaskTrackerObservation, TerminalAction, TerminalObservation,
+    ThinkAction, ThinkObservation,
+};
+
+mod arguments;
+mod schema;
+
+pub use arguments::{ArgumentError, Arguments};
+pub use schema::parameters;
+
+/// An action struct that is a tool's input: the model's arguments parse into it and its schema
+/// is the tool's `parameters`.
+pub trait ToolInput:
+    Serialize + DeserializeOwned + JsonSchema + Into<Action> + Send + Sync + 'static
+{
+    /// Its `kind` on the wire (`FileEditorAction`).
+    const KIND: &'static str;
+
+    /// The input `action` carries, if it is of this kind.
+    fn of(action: &Action) -> Option<&Self>;
+}
+
+/// An observation struct that is a tool's output.
+pub trait ToolOutput: Into<Observation> + Send + 'static {
+    /// Its `kind` on the wire (`FileEditorObservation`).
+    const KIND: &'static str;
+
+    /// A failed result that tells the model `message`.
+    fn failure(message: String) -> Self;
+}
+
+/// Reads the model's arguments (a JSON object; `null` counts as empty) into `T`, then checks
+/// them against the enums of `parameters` (`T`'s schema from [`parameters`]). The error names
+/// the field at fault.
+pub fn parse<T: DeserializeOwned + Serialize>(
+    arguments: Value,
+    parameters: &Value,
+) -> Result<T, String> {
+    let object = match arguments {
+        Value::Object(object) => object,
+        Value::Null => Map::new(),
+        other => {
+            return Err(format!(
+                "the arguments must be a JSON object, got {}",
+                arguments::type_name(&other)
+            ));
+        }
+    };
+    let input = T::deserialize(Arguments(Value::Object(object))).map_err(|e| e.to_string())?;
+    let read = serde_json::to_value(&input).map_err(|e| e.to_string())?;
+    schema::check_enums(&read, parameters, "")?;
+    Ok(input)
+}
+
+macro_rules! tool_io {
+    ($($input:ident => $variant:ident / $output:ident),* $(,)?) => {$(
+        impl ToolInput for $input {
+            const KIND: &'static str = stringify!($input);
+
+            fn of(action: &Action) -> Option<&Self> {
+                match action {
+                    Action::$variant(input) => Some(input),
+                    _ => None,
+                }
+            }
+        }
+
+        impl ToolOutput for $output {
+            const KIND: &'static str = stringify!($output);
+
+            fn failure(message: String) -> Self {
+                failure!($output, message)
+            }
+        }
+    )*};
+}
+
+/// An error observation of each kind: its content and `is_error`, the rest as when empty.
+macro_rules! failure {
+    (FileEditorObservation, $message:expr) => {
+        FileEditorObservation {
+            content: vec![Content::text($message)],
+            is_error: true,
+            command: String::new(),
+            path: None,
+            prev_exist: true,
+            old_content: None,
+            new_content: None,
+            extra: Default::default(),
+        }
+    };
+    ($output:ident, $message:expr) => {
+        $output {
+            content: vec![Content::text($message)],
+            is_error: true,
+            ..Default::default()
+        }
+    };
+}
+
+tool_io! {
+    TerminalAction => Terminal / TerminalObservation,
+    FileEditorAction => FileEditor / FileEditorObservation,
+    TaskTrackerAction => TaskTracker / TaskTrackerObservation,
+    ThinkAction => Think / ThinkObservation,
+    FinishAction => Finish / FinishObservation,
+}
