@@ -1,4 +1,8 @@
 //! The `Tool` trait: what the agent loop needs from a tool, and the registry it looks tools up in.
+//!
+//! A tool with a typed input implements [`TypedTool`] instead and gets [`Tool`] for free: its
+//! schema and argument parsing come from its input struct ([`tandem_protocol::tool_io`]), and
+//! its executor receives that struct, never another tool's action.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -6,7 +10,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tandem_protocol::{Action, Observation};
+use tandem_protocol::{Action, Observation, ToolInput, ToolOutput, tool_io};
 use tokio_util::sync::CancellationToken;
 
 use crate::secrets::Masker;
@@ -41,6 +45,27 @@ pub struct ToolDefinition {
     pub action_type: String,
     /// Upstream observation class name (`TerminalObservation`).
     pub observation_type: String,
+}
+
+impl ToolDefinition {
+    /// The definition of a tool reading `I` and answering `O`: `parameters` is `I`'s schema
+    /// (its field doc comments are the descriptions), the type names are their kinds.
+    pub fn typed<I: ToolInput, O: ToolOutput>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        annotations: ToolAnnotations,
+        asks_security_risk: bool,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters: tool_io::parameters::<I>(),
+            asks_security_risk,
+            annotations,
+            action_type: I::KIND.to_owned(),
+            observation_type: O::KIND.to_owned(),
+        }
+    }
 }
 
 /// What a running tool may use besides its action.
@@ -86,6 +111,65 @@ pub trait Tool: Send + Sync {
 
     /// Releases what the tool holds (the terminal's shell) when the conversation closes.
     fn close(&self) {}
+}
+
+/// A tool whose input is one action struct and whose result is one observation struct.
+///
+/// Every `TypedTool` is a [`Tool`]: the model's arguments are parsed into `Input` (leniently,
+/// with errors naming the field, and checked against the schema's enums), then [`validate`]d;
+/// [`run`] receives the typed input. Adding a tool is the input struct (in
+/// `tandem-protocol`, with doc comments for the model), its observation, and this impl.
+///
+/// [`validate`]: TypedTool::validate
+/// [`run`]: TypedTool::run
+pub trait TypedTool: Send + Sync {
+    /// The arguments, as an action struct.
+    type Input: ToolInput;
+    /// The result, as an observation struct.
+    type Output: ToolOutput;
+
+    /// Name, description and schema; build it with [`ToolDefinition::typed`].
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Checks what the schema cannot say (a title that must not be blank); the error names the
+    /// field and becomes the model's parse error.
+    fn validate(&self, _input: &Self::Input) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
+    /// Runs the input. A failure is an output with `is_error: true`.
+    fn run<'a>(&'a self, input: &'a Self::Input, ctx: ToolContext) -> BoxFuture<'a, Self::Output>;
+
+    /// Releases what the tool holds when the conversation closes.
+    fn close(&self) {}
+}
+
+impl<T: TypedTool> Tool for T {
+    fn definition(&self) -> &ToolDefinition {
+        TypedTool::definition(self)
+    }
+
+    fn parse_action(&self, arguments: Value) -> std::result::Result<Action, String> {
+        let parameters = &TypedTool::definition(self).parameters;
+        let input: T::Input = tool_io::parse(arguments, parameters)?;
+        self.validate(&input)?;
+        Ok(input.into())
+    }
+
+    fn execute<'a>(&'a self, action: &'a Action, ctx: ToolContext) -> BoxFuture<'a, Observation> {
+        match T::Input::of(action) {
+            Some(input) => Box::pin(async move { self.run(input, ctx).await.into() }),
+            None => {
+                let name = &TypedTool::definition(self).name;
+                let refused = T::Output::failure(format!("{name} cannot run a {}", action.kind()));
+                Box::pin(std::future::ready(refused.into()))
+            }
+        }
+    }
+
+    fn close(&self) {
+        TypedTool::close(self);
+    }
 }
 
 /// The tools of one agent, by name, in the order the model is shown them.

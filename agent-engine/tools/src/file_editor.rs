@@ -1,7 +1,7 @@
 //! The `file_editor` tool: view, create and edit text files inside the workspace, with a
 //! per-file undo history kept in the tool instance.
 //!
-//! Layout: [`definition`] (what the model reads, argument parsing), `paths` (absolute paths
+//! Layout: [`definition`] (what the model reads), `paths` (absolute paths
 //! confined to the workspace, symlinks followed), `text` (reading, `cat -n` rendering,
 //! clipping), `view` and `edit` (the commands), `history` (undo). Failures come back as an
 //! observation with `is_error: true` whose text says what to do instead.
@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
-use tandem_protocol::{Action, Content, FileEditorAction, FileEditorObservation, Observation};
-use tandem_sdk::{Tool, ToolContext, ToolDefinition};
+use tandem_protocol::{Content, FileEditorAction, FileEditorObservation};
+use tandem_sdk::{ToolContext, ToolDefinition, TypedTool};
 
 pub mod definition;
 mod edit;
@@ -75,24 +75,20 @@ struct Outcome {
     new_content: Option<String>,
 }
 
-impl Tool for FileEditorTool {
+impl TypedTool for FileEditorTool {
+    type Input = FileEditorAction;
+    type Output = FileEditorObservation;
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
-    fn parse_action(&self, arguments: serde_json::Value) -> Result<Action, String> {
-        definition::parse(arguments)
-    }
-
-    fn execute<'a>(&'a self, action: &'a Action, ctx: ToolContext) -> BoxFuture<'a, Observation> {
+    fn run<'a>(
+        &'a self,
+        action: &'a FileEditorAction,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, FileEditorObservation> {
         Box::pin(async move {
-            let Action::FileEditor(action) = action else {
-                return failure(
-                    "",
-                    None,
-                    EditorError::other(format!("file_editor cannot run a {}", action.kind())),
-                );
-            };
             let history = Arc::clone(&self.history);
             let max_size = self.max_file_size;
             let owned = action.clone();
@@ -182,8 +178,8 @@ fn run(
     }
 }
 
-fn success(action: &FileEditorAction, outcome: Outcome) -> Observation {
-    Observation::FileEditor(FileEditorObservation {
+fn success(action: &FileEditorAction, outcome: Outcome) -> FileEditorObservation {
+    FileEditorObservation {
         content: vec![Content::text(outcome.text)],
         is_error: false,
         command: action.command.clone(),
@@ -192,11 +188,11 @@ fn success(action: &FileEditorAction, outcome: Outcome) -> Observation {
         old_content: outcome.old_content,
         new_content: outcome.new_content,
         extra: Default::default(),
-    })
+    }
 }
 
-fn failure(command: &str, path: Option<&str>, err: EditorError) -> Observation {
-    Observation::FileEditor(FileEditorObservation {
+fn failure(command: &str, path: Option<&str>, err: EditorError) -> FileEditorObservation {
+    FileEditorObservation {
         content: vec![Content::text(err.0)],
         is_error: true,
         command: command.to_owned(),
@@ -205,5 +201,5 @@ fn failure(command: &str, path: Option<&str>, err: EditorError) -> Observation {
         old_content: None,
         new_content: None,
         extra: Default::default(),
-    })
+    }
 }

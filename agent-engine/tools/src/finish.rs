@@ -1,6 +1,6 @@
 //! The `finish` tool: ends the task; its observation echoes the final message.
 
-use tandem_protocol::{Action, Content, FinishObservation, Observation};
+use tandem_protocol::{Content, FinishAction, FinishObservation};
 
 use crate::stateless::{Stateless, StatelessTool};
 
@@ -17,18 +17,18 @@ pub struct Finish;
 
 impl Stateless for Finish {
     const TOOL: &'static str = "FinishTool";
-    const DEFINITION: fn() -> tandem_sdk::ToolDefinition = definition::definition;
-    const PARSE: fn(serde_json::Value) -> Result<Action, String> = definition::parse;
+    type Input = FinishAction;
+    type Output = FinishObservation;
 
-    fn observe(action: &Action) -> Observation {
-        let (text, is_error) = match action {
-            Action::Finish(finish) => (finish.message.clone(), false),
-            other => (format!("finish cannot run a {}", other.kind()), true),
-        };
-        Observation::Finish(FinishObservation {
-            content: vec![Content::text(text)],
-            is_error,
+    fn definition() -> tandem_sdk::ToolDefinition {
+        definition::definition()
+    }
+
+    fn observe(finish: &FinishAction) -> FinishObservation {
+        FinishObservation {
+            content: vec![Content::text(finish.message.clone())],
+            is_error: false,
             extra: Default::default(),
-        })
+        }
     }
 }

@@ -1,25 +1,26 @@
 //! [`StatelessTool`]: a tool that keeps nothing between calls, whose whole behaviour is its
-//! definition, the parsing of its arguments and the observation it answers an action with
-//! (`finish`, `think`).
+//! definition and the observation it answers its input with (`finish`, `think`).
 
 use std::marker::PhantomData;
 
 use futures::future::BoxFuture;
-use serde_json::Value;
-use tandem_protocol::{Action, Observation};
-use tandem_sdk::{Tool, ToolContext, ToolDefinition};
+use tandem_protocol::{ToolInput, ToolOutput};
+use tandem_sdk::{ToolContext, ToolDefinition, TypedTool};
 
-/// What makes one stateless tool: the three things it does not share with the others.
+/// What makes one stateless tool: the things it does not share with the others.
 pub trait Stateless: Send + Sync + 'static {
     /// The tool's type name in `Debug` output.
     const TOOL: &'static str;
-    /// Name, description and schema.
-    const DEFINITION: fn() -> ToolDefinition;
-    /// Builds the typed action from the model's arguments.
-    const PARSE: fn(Value) -> Result<Action, String>;
+    /// The arguments.
+    type Input: ToolInput;
+    /// The result.
+    type Output: ToolOutput;
 
-    /// The observation for `action` (an error one for another tool's action).
-    fn observe(action: &Action) -> Observation;
+    /// Name, description and schema.
+    fn definition() -> ToolDefinition;
+
+    /// The observation for `input`.
+    fn observe(input: &Self::Input) -> Self::Output;
 }
 
 /// A stateless tool of kind `S`.
@@ -32,7 +33,7 @@ impl<S: Stateless> StatelessTool<S> {
     /// The tool.
     pub fn new() -> Self {
         Self {
-            definition: S::DEFINITION(),
+            definition: S::definition(),
             kind: PhantomData,
         }
     }
@@ -52,17 +53,15 @@ impl<S: Stateless> std::fmt::Debug for StatelessTool<S> {
     }
 }
 
-impl<S: Stateless> Tool for StatelessTool<S> {
+impl<S: Stateless> TypedTool for StatelessTool<S> {
+    type Input = S::Input;
+    type Output = S::Output;
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
-    fn parse_action(&self, arguments: Value) -> Result<Action, String> {
-        S::PARSE(arguments)
-    }
-
-    fn execute<'a>(&'a self, action: &'a Action, _ctx: ToolContext) -> BoxFuture<'a, Observation> {
-        let observation = S::observe(action);
-        Box::pin(async move { observation })
+    fn run<'a>(&'a self, input: &'a S::Input, _ctx: ToolContext) -> BoxFuture<'a, S::Output> {
+        Box::pin(std::future::ready(S::observe(input)))
     }
 }

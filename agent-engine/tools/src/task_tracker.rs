@@ -5,12 +5,12 @@
 //! array, as upstream writes it), read on every call so it survives restarts and is shared by
 //! every instance working on that conversation; without one it is kept in memory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use futures::future::BoxFuture;
-use tandem_protocol::{Action, Content, Observation, TaskItem, TaskTrackerObservation};
-use tandem_sdk::{Tool, ToolContext, ToolDefinition};
+use tandem_protocol::{Content, TaskItem, TaskTrackerAction, TaskTrackerObservation};
+use tandem_sdk::{ToolContext, ToolDefinition, TypedTool};
 
 pub mod definition;
 
@@ -73,25 +73,24 @@ impl TaskTrackerTool {
     }
 }
 
-impl Tool for TaskTrackerTool {
+impl TypedTool for TaskTrackerTool {
+    type Input = TaskTrackerAction;
+    type Output = TaskTrackerObservation;
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
-    fn parse_action(&self, arguments: serde_json::Value) -> Result<Action, String> {
-        definition::parse(arguments)
+    fn validate(&self, action: &TaskTrackerAction) -> Result<(), String> {
+        definition::validate(action)
     }
 
-    fn execute<'a>(&'a self, action: &'a Action, ctx: ToolContext) -> BoxFuture<'a, Observation> {
+    fn run<'a>(
+        &'a self,
+        action: &'a TaskTrackerAction,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, TaskTrackerObservation> {
         Box::pin(async move {
-            let Action::TaskTracker(action) = action else {
-                return observation(
-                    "",
-                    format!("task_tracker cannot run a {}", action.kind()),
-                    Vec::new(),
-                    true,
-                );
-            };
             let dir = ctx.conversation_dir.as_deref();
             match action.command.as_str() {
                 "plan" => {
@@ -161,14 +160,14 @@ fn observation(
     text: String,
     task_list: Vec<TaskItem>,
     is_error: bool,
-) -> Observation {
-    Observation::TaskTracker(TaskTrackerObservation {
+) -> TaskTrackerObservation {
+    TaskTrackerObservation {
         content: vec![Content::text(text)],
         is_error,
         command: command.to_owned(),
         task_list,
         extra: Default::default(),
-    })
+    }
 }
 
 /// The list as the model reads it on `view` (upstream's layout).
@@ -205,13 +204,18 @@ async fn load(file: &Path) -> Vec<TaskItem> {
     })
 }
 
-/// Writes the list atomically (temporary file, then rename) as a 2-space indented array.
+/// Writes the list as a 2-space indented array with [`tandem_sdk::atomic_write`] (temp file,
+/// fsync, rename; mode 0600), so a crash or a concurrent save never leaves half a list.
 async fn save(dir: &Path, tasks: &[TaskItem]) -> Result<(), String> {
     let json = serde_json::to_string_pretty(tasks).map_err(|e| e.to_string())?;
     let file = dir.join(TASKS_FILE);
-    let tmp: PathBuf = dir.join(format!(".{TASKS_FILE}.tmp"));
-    let failed = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
-    tokio::fs::create_dir_all(dir).await.map_err(failed)?;
-    tokio::fs::write(&tmp, json).await.map_err(failed)?;
-    tokio::fs::rename(&tmp, &file).await.map_err(failed)
+    let failed = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", file.display());
+    tokio::fs::create_dir_all(dir)
+        .await
+        .map_err(|e| failed(&e))?;
+    let target = file.clone();
+    tokio::task::spawn_blocking(move || tandem_sdk::atomic_write(&target, json.as_bytes()))
+        .await
+        .map_err(|e| failed(&e))?
+        .map_err(|e| failed(&e))
 }

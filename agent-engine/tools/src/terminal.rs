@@ -25,9 +25,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use serde_json::Value;
-use tandem_protocol::{Action, Observation, TerminalAction, TerminalObservation};
-use tandem_sdk::{Tool, ToolContext, ToolDefinition};
+use tandem_protocol::{TerminalAction, TerminalObservation};
+use tandem_sdk::{ToolContext, ToolDefinition, TypedTool};
 
 pub use definition::TOOL_NAME;
 pub use session::TerminalSession;
@@ -235,27 +234,24 @@ reset=true for a fresh shell."
     }
 }
 
-impl Tool for TerminalTool {
+impl TypedTool for TerminalTool {
+    type Input = TerminalAction;
+    type Output = TerminalObservation;
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
-    fn parse_action(&self, arguments: Value) -> Result<Action, String> {
-        definition::parse_action(arguments)
+    fn validate(&self, action: &TerminalAction) -> Result<(), String> {
+        definition::validate(action)
     }
 
-    fn execute<'a>(&'a self, action: &'a Action, ctx: ToolContext) -> BoxFuture<'a, Observation> {
-        Box::pin(async move {
-            let observation = match action {
-                Action::Terminal(action) => self.run(action, &ctx).await,
-                other => observation::error(
-                    "",
-                    &format!("The terminal tool cannot run a {} action.", other.kind()),
-                    &ctx.masker,
-                ),
-            };
-            Observation::Terminal(observation)
-        })
+    fn run<'a>(
+        &'a self,
+        action: &'a TerminalAction,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, TerminalObservation> {
+        Box::pin(async move { TerminalTool::run(self, action, &ctx).await })
     }
 
     fn close(&self) {

@@ -1,6 +1,6 @@
 //! The `think` tool: the model writes a thought down; nothing else happens.
 
-use tandem_protocol::{Action, Content, Observation, ThinkObservation};
+use tandem_protocol::{Content, ThinkAction, ThinkObservation};
 
 use crate::stateless::{Stateless, StatelessTool};
 
@@ -20,18 +20,18 @@ pub struct Think;
 
 impl Stateless for Think {
     const TOOL: &'static str = "ThinkTool";
-    const DEFINITION: fn() -> tandem_sdk::ToolDefinition = definition::definition;
-    const PARSE: fn(serde_json::Value) -> Result<Action, String> = definition::parse;
+    type Input = ThinkAction;
+    type Output = ThinkObservation;
 
-    fn observe(action: &Action) -> Observation {
-        let (text, is_error) = match action {
-            Action::Think(_) => (LOGGED.to_owned(), false),
-            other => (format!("think cannot run a {}", other.kind()), true),
-        };
-        Observation::Think(ThinkObservation {
-            content: vec![Content::text(text)],
-            is_error,
+    fn definition() -> tandem_sdk::ToolDefinition {
+        definition::definition()
+    }
+
+    fn observe(_thought: &ThinkAction) -> ThinkObservation {
+        ThinkObservation {
+            content: vec![Content::text(LOGGED)],
+            is_error: false,
             extra: Default::default(),
-        })
+        }
     }
 }

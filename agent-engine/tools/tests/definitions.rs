@@ -7,6 +7,10 @@ use serde_json::Value;
 /// Upstream's `parameters` per tool, as sent to the LLM (copied from the captured request).
 const UPSTREAM: &str = include_str!("fixtures/upstream_tool_parameters.json");
 
+/// Our `parameters` per tool as the model saw them when they were hand-written `json!`, before
+/// they were generated from the action structs: what the model reads must not drift.
+const OURS: &str = include_str!("fixtures/tool_parameters.json");
+
 /// The schema with every `description` removed.
 fn strip_descriptions(v: &Value) -> Value {
     match v {
@@ -60,6 +64,40 @@ fn schemas_match_upstream() {
         checked += 1;
     }
     assert_eq!(checked, 4);
+}
+
+#[test]
+fn generated_parameters_are_what_the_model_read_before() {
+    let ours: Value = serde_json::from_str(OURS).unwrap();
+    let tools = tandem_tools::default_tools(None);
+    for tool in &tools {
+        let def = tool.definition();
+        assert_eq!(def.parameters, ours[def.name.as_str()], "{}", def.name);
+        // Byte for byte, as serialised into the request.
+        assert_eq!(
+            def.parameters.to_string(),
+            ours[def.name.as_str()].to_string(),
+            "{}",
+            def.name
+        );
+    }
+    assert_eq!(tools.len(), ours.as_object().unwrap().len());
+}
+
+#[test]
+fn terminal_schema_matches_upstream() {
+    let upstream: Value = serde_json::from_str(UPSTREAM).unwrap();
+    let tool = tandem_tools::terminal::TerminalTool::new();
+    let def = tandem_sdk::Tool::definition(&tool);
+    assert_eq!(
+        strip_descriptions(&def.parameters),
+        strip_descriptions(&without_agent_fields(&upstream["terminal"]))
+    );
+    assert!(def.asks_security_risk);
+    assert_eq!(
+        (def.action_type.as_str(), def.observation_type.as_str()),
+        ("TerminalAction", "TerminalObservation")
+    );
 }
 
 #[test]

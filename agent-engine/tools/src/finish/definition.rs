@@ -1,10 +1,7 @@
-//! What the model reads about `finish`, and the parsing of its arguments.
+//! What the model reads about `finish`; its argument is [`FinishAction`]'s field.
 
-use serde_json::{Value, json};
-use tandem_protocol::{Action, FinishAction};
+use tandem_protocol::{FinishAction, FinishObservation};
 use tandem_sdk::{ToolAnnotations, ToolDefinition};
-
-use crate::args::Args;
 
 /// The name the model calls.
 pub const NAME: &str = "finish";
@@ -27,31 +24,5 @@ to continue.";
 
 /// The tool definition.
 pub fn definition() -> ToolDefinition {
-    ToolDefinition {
-        name: NAME.to_owned(),
-        description: DESCRIPTION.to_owned(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "message": {
-                    "type": "string",
-                    "description": "The final message for the user.",
-                },
-            },
-            "required": ["message"],
-        }),
-        asks_security_risk: false,
-        annotations: READ_ONLY,
-        action_type: "FinishAction".to_owned(),
-        observation_type: "FinishObservation".to_owned(),
-    }
-}
-
-/// Builds a [`FinishAction`]; the error names the bad field.
-pub fn parse(arguments: Value) -> Result<Action, String> {
-    let args = Args::new(arguments)?;
-    Ok(Action::Finish(FinishAction {
-        message: args.required_string("message")?,
-        extra: Default::default(),
-    }))
+    ToolDefinition::typed::<FinishAction, FinishObservation>(NAME, DESCRIPTION, READ_ONLY, false)
 }

@@ -1,19 +1,17 @@
-//! What the model reads about `task_tracker`, and the parsing of its arguments.
+//! What the model reads about `task_tracker` (its arguments are [`TaskTrackerAction`]'s
+//! fields), and the checks of a task the schema cannot express.
 
-use serde_json::{Value, json};
-use tandem_protocol::{Action, TaskItem, TaskTrackerAction};
+use tandem_protocol::{TaskItem, TaskTrackerAction, TaskTrackerObservation};
 use tandem_sdk::{ToolAnnotations, ToolDefinition};
-
-use crate::args::{Args, type_name};
 
 /// The name the model calls.
 pub const NAME: &str = "task_tracker";
 
 /// The commands.
-pub const COMMANDS: [&str; 2] = ["view", "plan"];
+pub const COMMANDS: [&str; 2] = TaskTrackerAction::COMMANDS;
 
 /// The statuses a task may have.
-pub const STATUSES: [&str; 3] = ["todo", "in_progress", "done"];
+pub const STATUSES: [&str; 3] = TaskItem::STATUSES;
 
 const DESCRIPTION: &str = "\
 Keeps a structured task list for the current piece of work, so progress stays visible to you \
@@ -38,106 +36,26 @@ that say concretely what will be done.";
 
 /// The tool definition.
 pub fn definition() -> ToolDefinition {
-    ToolDefinition {
-        name: NAME.to_owned(),
-        description: DESCRIPTION.to_owned(),
-        parameters: parameters(),
-        asks_security_risk: true,
-        annotations: ToolAnnotations {
-            read_only: false,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        },
-        action_type: "TaskTrackerAction".to_owned(),
-        observation_type: "TaskTrackerObservation".to_owned(),
+    let annotations = ToolAnnotations {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+    ToolDefinition::typed::<TaskTrackerAction, TaskTrackerObservation>(
+        NAME,
+        DESCRIPTION,
+        annotations,
+        true,
+    )
+}
+
+/// Checks every task of a `plan`; the error names the field (`task_list[0].title`).
+pub fn validate(action: &TaskTrackerAction) -> Result<(), String> {
+    for (i, task) in action.task_list.iter().enumerate() {
+        validate_item(task).map_err(|why| format!("field `task_list[{i}].{}` {why}", why.field))?;
     }
-}
-
-/// The argument schema (without `security_risk` and `summary`).
-fn parameters() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "command": {
-                "type": "string",
-                "description": "`view` shows the list; `plan` replaces it with `task_list`. View the list before changing it.",
-                "enum": COMMANDS,
-            },
-            "task_list": {
-                "type": "array",
-                "description": "For `plan`: the complete new list of tasks.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "title": {
-                            "type": "string",
-                            "description": "Short name of the task.",
-                        },
-                        "notes": {
-                            "type": "string",
-                            "description": "Optional details about the task.",
-                        },
-                        "status": {
-                            "type": "string",
-                            "description": "Where the task stands: 'todo', 'in_progress' or 'done'.",
-                            "enum": STATUSES,
-                        },
-                    },
-                    "required": ["title"],
-                },
-            },
-        },
-    })
-}
-
-/// Builds a [`TaskTrackerAction`]; the error names the bad field (`task_list[1].status`).
-pub fn parse(arguments: Value) -> Result<Action, String> {
-    let args = Args::new(arguments)?;
-    let command = args
-        .optional_string("command")?
-        .unwrap_or_else(|| "view".to_owned());
-    if !COMMANDS.contains(&command.as_str()) {
-        return Err(format!(
-            "field `command` must be one of {}, got `{command}`",
-            COMMANDS.join(", ")
-        ));
-    }
-    let items = args.optional_array("task_list")?.unwrap_or_default();
-    let task_list = items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| parse_item(i, item))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Action::TaskTracker(TaskTrackerAction {
-        command,
-        task_list,
-        extra: Default::default(),
-    }))
-}
-
-fn parse_item(i: usize, item: &Value) -> Result<TaskItem, String> {
-    let Value::Object(_) = item else {
-        return Err(format!(
-            "field `task_list[{i}]` must be an object, got {}",
-            type_name(item)
-        ));
-    };
-    let args = Args::new(item.clone())?;
-    let field = |name: &str| format!("task_list[{i}].{name}");
-    let string = |name: &str| {
-        args.optional_string(name)
-            .map_err(|e| e.replacen(&format!("`{name}`"), &format!("`{}`", field(name)), 1))
-    };
-    let title =
-        string("title")?.ok_or_else(|| format!("missing required field `{}`", field("title")))?;
-    let task = TaskItem {
-        title,
-        notes: string("notes")?.unwrap_or_default(),
-        status: string("status")?.unwrap_or_else(|| "todo".to_owned()),
-    };
-    validate_item(&task).map_err(|why| format!("field `{}` {why}", field(why.field)))?;
-    Ok(task)
+    Ok(())
 }
 
 /// What is wrong with a task, and in which field.

@@ -1,10 +1,7 @@
-//! What the model reads about `think`, and the parsing of its arguments.
+//! What the model reads about `think`; its argument is [`ThinkAction`]'s field.
 
-use serde_json::{Value, json};
-use tandem_protocol::{Action, ThinkAction};
+use tandem_protocol::{ThinkAction, ThinkObservation};
 use tandem_sdk::ToolDefinition;
-
-use crate::args::Args;
 
 /// The name the model calls.
 pub const NAME: &str = "think";
@@ -19,31 +16,10 @@ design, and sorting hypotheses while debugging.";
 
 /// The tool definition.
 pub fn definition() -> ToolDefinition {
-    ToolDefinition {
-        name: NAME.to_owned(),
-        description: DESCRIPTION.to_owned(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "thought": {
-                    "type": "string",
-                    "description": "What you are thinking.",
-                },
-            },
-            "required": ["thought"],
-        }),
-        asks_security_risk: false,
-        annotations: crate::finish::definition::READ_ONLY,
-        action_type: "ThinkAction".to_owned(),
-        observation_type: "ThinkObservation".to_owned(),
-    }
-}
-
-/// Builds a [`ThinkAction`]; the error names the bad field.
-pub fn parse(arguments: Value) -> Result<Action, String> {
-    let args = Args::new(arguments)?;
-    Ok(Action::Think(ThinkAction {
-        thought: args.required_string("thought")?,
-        extra: Default::default(),
-    }))
+    ToolDefinition::typed::<ThinkAction, ThinkObservation>(
+        NAME,
+        DESCRIPTION,
+        crate::finish::definition::READ_ONLY,
+        false,
+    )
 }
