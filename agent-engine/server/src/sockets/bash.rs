@@ -2,33 +2,21 @@
 //! and `BashOutput` as it happens; a client frame holding an `ExecuteBashRequest` starts a
 //! command. Bad frames get a `ServerErrorEvent`-shaped reply.
 
-use axum::extract::State;
-use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
-use axum::http::HeaderMap;
+use axum::extract::ws::{Message as WsMessage, WebSocket};
 use axum::response::Response;
 use serde_json::json;
 use tandem_protocol::ExecuteBashRequest;
 use tokio::sync::broadcast;
 
+use super::Upgrade;
 use crate::AppState;
-use crate::auth::{authenticate, socket_pre_key};
-use crate::extract::QueryMap;
 
 /// Upgrades to the bash socket.
-pub async fn handler(
-    ws: WebSocketUpgrade,
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    q: QueryMap,
-) -> Response {
-    let pre = socket_pre_key(&headers, &q);
-    ws.on_upgrade(move |socket| serve(socket, state, pre))
+pub async fn handler(up: Upgrade) -> Response {
+    up.serve(serve)
 }
 
-async fn serve(mut socket: WebSocket, state: AppState, pre: Option<String>) {
-    if !authenticate(&mut socket, &state.config.session_keys, pre).await {
-        return;
-    }
+async fn serve(mut socket: WebSocket, state: AppState) {
     let mut rx = state.bash.subscribe();
     let mut ping = tokio::time::interval(super::PING_INTERVAL);
     ping.tick().await;

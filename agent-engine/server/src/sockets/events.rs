@@ -4,28 +4,21 @@
 //! `POST /events` with `run: true`; anything else gets a `ServerErrorEvent` and the socket
 //! stays open. Disconnecting changes nothing in the conversation.
 
-use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path as UrlPath, State};
-use axum::http::HeaderMap;
+use axum::extract::Path as UrlPath;
+use axum::extract::ws::{Message as WsMessage, WebSocket};
 use axum::response::Response;
 use tandem_protocol::{Event, EventBase, Extra, SendMessageRequest, ServerErrorEvent, Source};
 
+use super::Upgrade;
 use crate::AppState;
-use crate::auth::{CLOSE_NOT_FOUND, authenticate, close, socket_pre_key};
+use crate::auth::{CLOSE_NOT_FOUND, close};
 use crate::conversations::{message_of, send};
 use crate::events::{FrameFeed, Resend};
 use crate::extract::QueryMap;
 
 /// Upgrades to the event socket.
-pub async fn handler(
-    ws: WebSocketUpgrade,
-    State(state): State<AppState>,
-    UrlPath(raw): UrlPath<String>,
-    headers: HeaderMap,
-    q: QueryMap,
-) -> Response {
-    let pre = socket_pre_key(&headers, &q);
-    ws.on_upgrade(move |socket| serve(socket, state, raw, q, pre))
+pub async fn handler(up: Upgrade, UrlPath(raw): UrlPath<String>, q: QueryMap) -> Response {
+    up.serve(move |socket, state| serve(socket, state, raw, q))
 }
 
 fn server_error(code: &str, detail: String) -> Event {
@@ -44,16 +37,7 @@ async fn send_event(socket: &mut WebSocket, e: &Event) -> bool {
     }
 }
 
-async fn serve(
-    mut socket: WebSocket,
-    state: AppState,
-    raw: String,
-    q: QueryMap,
-    pre: Option<String>,
-) {
-    if !authenticate(&mut socket, &state.config.session_keys, pre).await {
-        return;
-    }
+async fn serve(mut socket: WebSocket, state: AppState, raw: String, q: QueryMap) {
     let resend = match Resend::from_query(&q) {
         Ok(r) => r,
         Err(e) => {

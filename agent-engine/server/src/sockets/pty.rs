@@ -8,29 +8,22 @@
 
 use std::sync::Arc;
 
-use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path as UrlPath, State};
-use axum::http::HeaderMap;
+use axum::extract::Path as UrlPath;
+use axum::extract::ws::{Message as WsMessage, WebSocket};
 use axum::response::Response;
 use tandem_protocol::{PtyClientFrame, PtyServerFrame};
 use tandem_sdk::Tool;
 use tandem_tools::terminal::{TerminalSession, TerminalTool};
 use tokio::sync::broadcast;
 
+use super::Upgrade;
 use crate::AppState;
-use crate::auth::{CLOSE_NOT_FOUND, authenticate, close, socket_pre_key};
+use crate::auth::{CLOSE_NOT_FOUND, close};
 use crate::extract::QueryMap;
 
 /// Upgrades to the PTY socket.
-pub async fn handler(
-    ws: WebSocketUpgrade,
-    State(state): State<AppState>,
-    UrlPath(raw): UrlPath<String>,
-    headers: HeaderMap,
-    q: QueryMap,
-) -> Response {
-    let pre = socket_pre_key(&headers, &q);
-    ws.on_upgrade(move |socket| serve(socket, state, raw, q, pre))
+pub async fn handler(up: Upgrade, UrlPath(raw): UrlPath<String>, q: QueryMap) -> Response {
+    up.serve(move |socket, state| serve(socket, state, raw, q))
 }
 
 async fn start(
@@ -42,16 +35,7 @@ async fn start(
         .map_err(std::io::Error::other)?
 }
 
-async fn serve(
-    mut socket: WebSocket,
-    state: AppState,
-    raw: String,
-    q: QueryMap,
-    pre: Option<String>,
-) {
-    if !authenticate(&mut socket, &state.config.session_keys, pre).await {
-        return;
-    }
+async fn serve(mut socket: WebSocket, state: AppState, raw: String, q: QueryMap) {
     let live = match crate::extract::conversation_id(&raw) {
         Ok(id) => state.registry.get(&id).await.ok(),
         Err(_) => None,
