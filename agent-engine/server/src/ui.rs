@@ -2,7 +2,7 @@
 //! open the agent server in a browser. By default the build embedded in this binary at
 //! compile time (see `build.rs`), so a `tandem` copied anywhere serves it; `TANDEM_UI_DIR`
 //! points at a build on disk instead, read on each request. Both are served by tower-http's
-//! `ServeDir` (the embedded one through [`embedded::Backend`]), which keeps paths inside the
+//! `ServeDir` (the embedded one through its in-memory `Backend`), which keeps paths inside the
 //! build, answers ranges and revalidates by ETag and Last-Modified, and sends an embedded
 //! file's gzipped copy to clients that accept gzip. Hashed assets (`assets/…`) are cached for
 //! a year, everything else is revalidated (`no-cache`). A browser opening the server's root
