@@ -241,28 +241,11 @@ impl<L: Llm> LoggingLlm<L> {
     }
 }
 
-/// Writes `bytes` to `folder/name` through a temporary file, fsynced, then renamed.
-fn write_atomic(folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    std::fs::create_dir_all(folder)?;
-    let tmp = folder.join(format!(".{name}.tmp"));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let result = (|| {
-        let mut file = options.open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, folder.join(name))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+/// Writes `bytes` to `folder/name` (creating the folder) with [`tandem_fs::atomic_write`]: a
+/// temp file created exclusively with mode 0600, fsynced, then renamed.
+fn write_atomic(folder: &Path, name: &str, bytes: &[u8]) -> tandem_fs::Result<()> {
+    std::fs::create_dir_all(folder).map_err(|e| tandem_fs::Error::io("create", folder, e))?;
+    tandem_fs::atomic_write(&folder.join(name), bytes)
 }
 
 impl<L: Llm> Llm for LoggingLlm<L> {
@@ -292,5 +275,31 @@ impl<L: Llm> Llm for LoggingLlm<L> {
             }
             outcome
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::write_atomic;
+
+    #[test]
+    fn a_log_is_written_into_a_new_folder_for_the_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("logs/completions");
+        write_atomic(&folder, "0001-openai.json", b"{}").unwrap();
+        let names: Vec<_> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec!["0001-openai.json"], "no temp file is left");
+        let mode = std::fs::metadata(folder.join("0001-openai.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }
