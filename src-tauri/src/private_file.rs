@@ -1,7 +1,7 @@
-//! Small JSON files only this user may read: written to a temporary sibling with mode 0600,
-//! fsynced, then renamed over the old one, so a crash leaves either the old or the new file.
+//! Small JSON files only this user may read, in a folder only this user may list: written with
+//! [`tandem_fs::atomic_write`] (a temporary sibling with mode 0600, fsynced, then renamed over
+//! the old one), so a crash leaves either the old or the new file.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
@@ -38,27 +38,16 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
         context: path.display().to_string(),
         source,
     })?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    let mut file = opts
-        .open(&tmp)
-        .map_err(|e| Error::io(ctx("creating a temporary file for"), e))?;
-    file.write_all(&bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io(ctx("writing"), e))?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(ctx("replacing"), e))?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
+    tandem_fs::atomic_write(path, &bytes).map_err(|e| file_error(ctx("writing"), e))?;
+    // Saved sessions and backends should survive a power loss right after they change.
+    let _ = tandem_fs::sync_dir(dir);
     Ok(())
+}
+
+/// The step of an atomic write that failed, in the app's error.
+fn file_error(context: String, error: tandem_fs::Error) -> Error {
+    let tandem_fs::Error::Io { op, path, source } = error;
+    Error::io(format!("{context} ({op} {})", path.display()), source)
 }
 
 /// Creates `dir` (and its parents) with mode 0700 for the last component when missing.
@@ -104,5 +93,28 @@ mod tests {
         }
         std::fs::write(&path, b"{not json").unwrap();
         assert_eq!(read_json::<Vec<u32>>(&path).unwrap_err().code(), "bad_json");
+    }
+
+    /// Windows of one app saving the session at once each write their own temp file (it was
+    /// named by the process id, so two threads clobbered each other's and one save failed).
+    #[test]
+    fn concurrent_saves_all_succeed_and_leave_one_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.json");
+        std::thread::scope(|scope| {
+            for i in 0..8u32 {
+                let path = &path;
+                scope.spawn(move || {
+                    for _ in 0..20 {
+                        write_json(path, &vec![i; 4096]).unwrap();
+                    }
+                });
+            }
+        });
+        let saved: Vec<u32> = read_json(&path).unwrap().unwrap();
+        assert_eq!(saved.len(), 4096);
+        assert!(saved.iter().all(|v| *v == saved[0]), "one save, whole");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temp file is left");
     }
 }
