@@ -6,10 +6,8 @@
 //! One demo LLM serves every conversation: the model learns each conversation's workspace from
 //! the request (the system prompt names it), so it is bound to no folder.
 
-use std::net::SocketAddr;
-
+use tandem_demo::DemoServer;
 use tandem_protocol::LlmConfig;
-use tandem_testkit::{ScriptedLlmServer, Source, demo_responder};
 
 /// The model name the demo LLM answers to (the UI recognises it and shows a demo badge).
 pub const DEMO_MODEL: &str = "openai/tandem-demo";
@@ -20,19 +18,15 @@ pub const DEMO_MODEL: &str = "openai/tandem-demo";
 pub struct DemoLlm {
     config: LlmConfig,
     // Kept alive for as long as the demo runs; dropping it stops the server.
-    _server: ScriptedLlmServer,
+    _server: DemoServer,
 }
 
 impl DemoLlm {
     /// Starts the demo LLM on a free port of 127.0.0.1 (on its own thread and runtime, so it
     /// may be called from sync code or inside any Tokio runtime).
     pub fn start() -> std::io::Result<Self> {
-        let server = ScriptedLlmServer::bind(
-            SocketAddr::from(([127, 0, 0, 1], 0)),
-            Source::Responder(demo_responder()),
-        )?;
-        // The demo may answer for as long as the app runs: it keeps no history of requests.
-        server.keep_last_requests(0);
+        // It keeps no record of requests, so it may answer for as long as the app runs.
+        let server = DemoServer::start()?;
         let mut config = LlmConfig::new(DEMO_MODEL);
         config.base_url = Some(server.base_url());
         config.api_key = Some("demo".into());
