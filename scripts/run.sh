@@ -5,8 +5,10 @@
 # With a display ($DISPLAY or $WAYLAND_DISPLAY) it builds the UI and the desktop app
 # (src-tauri, crate tandem-desktop) and launches it: the app runs the engine in-process on
 # loopback. Without one it runs `tandem serve` on 127.0.0.1, which serves ui/dist at /ui/ and
-# prints the URL to open in a browser. With no LLM provider configured (LLM_MODEL unset and no llm in
-# $TANDEM_HOME/settings.json) both use the scripted demo LLM, clearly labelled as a demo.
+# prints the URL to open in a browser. With no LLM provider configured (LLM_MODEL unset and no
+# llm.model in $TANDEM_HOME/settings.json) both use the scripted demo LLM, clearly labelled as a
+# demo: the desktop decides that itself; for `tandem serve`, `tandem settings --check-llm` asks
+# the same settings loader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,23 +31,26 @@ echo "== building the UI (ui/dist)"
 npm run -s -w ui build
 
 target="${CARGO_TARGET_DIR:-target}"
-home="${TANDEM_HOME:-$HOME/.tandem}"
-no_provider=false
-if [ -z "${LLM_MODEL:-}" ] && ! grep -qs '"llm"' "$home/settings.json"; then
-  no_provider=true
-fi
 
 if [ "$mode" = desktop ]; then
   echo "== building the desktop app (cargo build -p tandem-desktop)"
   cargo build --quiet -p tandem-desktop
   export WEBKIT_DISABLE_DMABUF_RENDERER="${WEBKIT_DISABLE_DMABUF_RENDERER:-1}"
-  $no_provider && echo "· no LLM provider configured: the app runs the scripted demo LLM (add one in Settings, or set LLM_MODEL)"
+  # With no LLM provider configured the app runs the scripted demo LLM and says so.
   exec "$target/debug/tandem-desktop" "$@"
 fi
 
 echo "== no display: serving the UI from the agent server instead (cargo build --bin tandem)"
 cargo build --quiet --bin tandem
 args=(serve)
-$no_provider && args+=(--llm demo)
+# Exit 0: an LLM is configured; 1: none, so the demo plays the agent (`tandem serve` says so);
+# else a bad settings file, which tandem has just named.
+llm_status=0
+"$target/debug/tandem" settings --check-llm || llm_status=$?
+case "$llm_status" in
+  0) ;;
+  1) args+=(--llm demo) ;;
+  *) exit "$llm_status" ;;
+esac
 # `tandem serve` binds 127.0.0.1, serves ui/dist at /ui/ and prints the URL to open.
 exec "$target/debug/tandem" "${args[@]}" "$@"

@@ -67,8 +67,8 @@ pub fn run() -> Result<()> {
     let probe_dir = config.clone();
     let probe = std::thread::spawn(move || KeyStore::detect(&probe_dir));
 
-    let opts = LocalBackendOptions::from_env();
-    let started = tauri::async_runtime::block_on(LocalBackend::start(opts));
+    let started = LocalBackendOptions::from_env()
+        .and_then(|opts| tauri::async_runtime::block_on(LocalBackend::start(opts)));
     let (local, mut backend) = match started {
         Ok(b) => (Ok(b.info().clone()), Some(b)),
         Err(e) => {
@@ -81,7 +81,7 @@ pub fn run() -> Result<()> {
             "tandem-desktop: local backend on {}{}",
             info.base_url,
             if info.demo {
-                " (demo mode: the scripted LLM plays the agent)"
+                " (demo mode: the scripted LLM plays the agent; add a provider in Settings, or set LLM_MODEL)"
             } else {
                 ""
             }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tandem_protocol::LlmConfig;
+use tandem_server::settings::{SettingsFile, server_llm, tandem_home};
 use tandem_server::{Cors, DemoLlm, Server, ServerConfig};
 use tokio::sync::oneshot;
 
@@ -46,54 +47,33 @@ pub struct LocalBackendOptions {
 }
 
 impl LocalBackendOptions {
-    /// `$TANDEM_HOME` (default `~/.tandem`) and the LLM from `LLM_MODEL` / `LLM_BASE_URL` /
-    /// `LLM_API_KEY`, else the `llm` of `$TANDEM_HOME/settings.json`, else none (demo).
-    pub fn from_env() -> Self {
-        let home = tandem_home();
-        let llm = llm_from_env().or_else(|| llm_from_settings(&home.join("settings.json")));
-        Self { home, llm }
-    }
-}
-
-/// `$TANDEM_HOME`, else `~/.tandem`.
-pub fn tandem_home() -> PathBuf {
-    match std::env::var_os("TANDEM_HOME").filter(|h| !h.is_empty()) {
-        Some(h) => PathBuf::from(h),
-        None => dirs::home_dir()
-            .unwrap_or_else(std::env::temp_dir)
-            .join(".tandem"),
-    }
-}
-
-fn llm_from_env() -> Option<LlmConfig> {
-    let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
-    let mut c = LlmConfig::new(var("LLM_MODEL")?);
-    c.base_url = var("LLM_BASE_URL");
-    c.api_key = var("LLM_API_KEY");
-    Some(c)
-}
-
-/// The `llm` object of a CLI settings file (`{"llm": {"model", "base_url", "api_key"}}`).
-fn llm_from_settings(path: &Path) -> Option<LlmConfig> {
-    let bytes = std::fs::read(path).ok()?;
-    let v: serde_json::Value = match serde_json::from_slice(&bytes) {
-        Ok(v) => v,
-        Err(e) => {
-            tracing::warn!("ignoring {}: {e}", path.display());
-            return None;
+    /// `$TANDEM_HOME` (default `~/.tandem`; an error without it and without a home directory)
+    /// and the LLM an agent server takes by default ([`server_llm`]): `LLM_MODEL` /
+    /// `LLM_BASE_URL` / `LLM_API_KEY`, else the `llm` of `$TANDEM_HOME/settings.json`, else
+    /// none (demo). A settings file that is broken, has unknown fields or names an LLM that
+    /// cannot work never stops the app: it is logged as a warning, and what cannot be used is
+    /// ignored (the demo plays the agent when no usable LLM is left).
+    pub fn from_env() -> Result<Self> {
+        let home = tandem_home().map_err(|e| Error::Backend(e.to_string()))?;
+        let (llm, warnings) = default_llm(&home);
+        for warning in warnings {
+            tracing::warn!("{warning}");
         }
-    };
-    let llm = v.get("llm")?;
-    let s = |k: &str| {
-        llm.get(k)
-            .and_then(|x| x.as_str())
-            .filter(|x| !x.trim().is_empty())
-            .map(str::to_owned)
-    };
-    let mut c = LlmConfig::new(s("model")?);
-    c.base_url = s("base_url");
-    c.api_key = s("api_key");
-    Some(c)
+        Ok(Self { home, llm })
+    }
+}
+
+/// The default LLM under `home`, and what was ignored to find it (the desktop's lenient policy).
+fn default_llm(home: &Path) -> (Option<LlmConfig>, Vec<String>) {
+    let (settings, warning) = SettingsFile::load_lenient(home);
+    let mut warnings: Vec<String> = warning.into_iter().collect();
+    let llm = server_llm(&settings).unwrap_or_else(|e| {
+        warnings.push(format!(
+            "{e}; the configured LLM is ignored and the demo plays the agent"
+        ));
+        None
+    });
+    (llm, warnings)
 }
 
 /// A running local backend. Dropping it stops the demo LLM; call
@@ -248,22 +228,38 @@ mod tests {
     }
 
     #[test]
-    fn settings_file_llm_is_read() {
+    fn a_bad_settings_file_never_stops_the_desktop() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("settings.json");
-        assert!(llm_from_settings(&p).is_none());
+        assert_eq!(default_llm(dir.path()), (None, Vec::new()));
+
+        // Unknown fields are ignored with a warning; the known ones still count.
         std::fs::write(
             &p,
-            r#"{"llm": {"model": "openai/gpt-5", "api_key": "sk-1"}, "confirm": "risky"}"#,
+            r#"{"llm": {"model": "openai/gpt-5", "api_key": "sk-1"}, "theme": "dark"}"#,
         )
         .unwrap();
-        let c = llm_from_settings(&p).unwrap();
+        let (llm, warnings) = default_llm(dir.path());
+        let c = llm.unwrap();
         assert_eq!(
             (c.model.as_str(), c.api_key.as_deref(), c.base_url),
             ("openai/gpt-5", Some("sk-1"), None)
         );
-        std::fs::write(&p, r#"{"confirm": "risky"}"#).unwrap();
-        assert!(llm_from_settings(&p).is_none());
+        assert!(warnings[0].contains("`theme`"), "{warnings:?}");
+
+        // Broken JSON, and an LLM that cannot work: the demo, with the reason logged.
+        for text in [
+            r#"{"llm": "#,
+            r#"{"llm": {"model": "openai/x", "base_url": "ftp://x"}}"#,
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let (llm, warnings) = default_llm(dir.path());
+            assert!(llm.is_none());
+            assert!(
+                warnings[0].contains("settings") || warnings[0].contains("ftp://x"),
+                "{warnings:?}"
+            );
+        }
     }
 
     #[test]

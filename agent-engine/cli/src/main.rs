@@ -78,6 +78,12 @@ enum Cmd {
     Serve(serve::ServeArgs),
     /// Print the agent server's OpenAPI document (what `tandem serve` serves at /openapi.json).
     Openapi,
+    /// Show the settings in force: TANDEM_HOME, settings.json, the LLM and confirmation policy.
+    Settings {
+        /// Print nothing; exit 0 when the environment or settings.json names an LLM, else 1.
+        #[arg(long)]
+        check_llm: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -228,6 +234,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             Ok(outcome.code())
         }
         Cmd::Serve(args) => serve::serve(args, &home, &settings).await,
+        Cmd::Settings { check_llm } => settings::show(&home, &settings, check_llm),
         Cmd::Conversations => {
             list(&store)?;
             Ok(0)

@@ -17,7 +17,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use tandem_protocol::LlmConfig;
+use tandem_server::settings::server_llm;
 use tandem_server::{Cors, Server, ServerConfig};
 
 use crate::settings::SettingsFile;
@@ -45,8 +45,9 @@ pub struct ServeArgs {
     pub llm: Option<String>,
 }
 
-/// The server's configuration from flags, environment and settings.
-pub fn config(args: &ServeArgs, home: &Path, settings: &SettingsFile) -> ServerConfig {
+/// The server's configuration from flags, environment and settings; an error for a settings
+/// file whose LLM cannot work.
+pub fn config(args: &ServeArgs, home: &Path, settings: &SettingsFile) -> Result<ServerConfig> {
     let mut c = ServerConfig::from_env(home);
     for k in &args.session_keys {
         if !k.is_empty() && !c.session_keys.contains(k) {
@@ -56,13 +57,12 @@ pub fn config(args: &ServeArgs, home: &Path, settings: &SettingsFile) -> ServerC
     if let Some(n) = args.max_concurrent_runs {
         c.max_concurrent_runs = n.max(1);
     }
-    if let (true, Some(model)) = (c.profiles.is_empty(), &settings.llm.model) {
-        let mut llm = LlmConfig::new(model.clone());
-        llm.base_url = settings.llm.base_url.clone();
-        llm.api_key = settings.llm.api_key.clone();
+    if c.profiles.is_empty()
+        && let Some(llm) = server_llm(settings)?
+    {
         c.profiles.insert("default".into(), llm);
     }
-    c
+    Ok(c)
 }
 
 /// The CORS policy of `--allow-origin` and `TANDEM_ALLOWED_ORIGINS` (`env`); an entry that is
@@ -98,7 +98,7 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
         &args,
         std::env::var("TANDEM_ALLOWED_ORIGINS").ok().as_deref(),
     )?;
-    let mut config = config(&args, home, settings);
+    let mut config = config(&args, home, settings)?;
     // Kept alive while the server runs: the demo LLM answers on loopback.
     let _demo = match args.llm.as_deref() {
         None => None,

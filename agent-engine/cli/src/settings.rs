@@ -1,60 +1,14 @@
 //! Where the CLI's configuration comes from: flags, then environment, then
-//! `$TANDEM_HOME/settings.json`.
+//! `$TANDEM_HOME/settings.json`. The settings file, `TANDEM_HOME` and the LLM resolution are
+//! `tandem_server::settings`, shared with the desktop app; this module adds the flags and the
+//! CLI's strict policy (a bad settings file is an error, exit 2).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use anyhow::{Result, bail};
 use tandem_protocol::{ConfirmationPolicy, LlmConfig, SecurityRisk};
-
-/// `$TANDEM_HOME`, default `~/.tandem`.
-pub fn tandem_home() -> Result<PathBuf> {
-    if let Some(h) = std::env::var_os("TANDEM_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(h));
-    }
-    let home = dirs::home_dir().context("cannot find the home directory; set TANDEM_HOME")?;
-    Ok(home.join(".tandem"))
-}
-
-/// The settings file's shape. Unknown fields are rejected so that typos are caught.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SettingsFile {
-    /// LLM defaults.
-    #[serde(default)]
-    pub llm: LlmSettings,
-    /// Default confirmation policy: `always`, `risky` or `never`.
-    #[serde(default)]
-    pub confirm: Option<String>,
-}
-
-/// The `llm` section.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LlmSettings {
-    /// `provider/model`.
-    pub model: Option<String>,
-    /// Provider base URL.
-    pub base_url: Option<String>,
-    /// API key.
-    pub api_key: Option<String>,
-}
-
-impl SettingsFile {
-    /// Reads `home/settings.json`; a missing file is empty settings, a broken one an error
-    /// naming the file.
-    pub fn load(home: &Path) -> Result<Self> {
-        let path = home.join("settings.json");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .with_context(|| format!("invalid settings file {}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => {
-                Err(e).with_context(|| format!("cannot read settings file {}", path.display()))
-            }
-        }
-    }
-}
+use tandem_server::settings::LlmSettings;
+pub use tandem_server::settings::{SettingsFile, tandem_home};
 
 /// LLM choices given on the command line.
 #[derive(Debug, Default, Clone, clap::Args)]
@@ -73,53 +27,70 @@ pub struct LlmFlags {
     pub llm: Option<String>,
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+impl LlmFlags {
+    /// The model, base URL and key the flags name.
+    fn choice(&self) -> LlmSettings {
+        LlmSettings {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            ..LlmSettings::default()
+        }
+    }
 }
 
 /// Resolves the LLM config: flags > env > settings > `base` (the conversation's persisted
-/// config on resume). `None` when nothing names a model.
+/// config on resume), as [`tandem_server::settings::resolve_llm`] does. `None` when nothing
+/// names a model.
 pub fn resolve_llm(
     flags: &LlmFlags,
     settings: &SettingsFile,
     base: Option<&LlmConfig>,
 ) -> Result<Option<LlmConfig>> {
-    let model = flags
-        .model
-        .clone()
-        .or_else(|| env("LLM_MODEL"))
-        .or_else(|| settings.llm.model.clone())
-        .or_else(|| base.map(|b| b.model.clone()));
-    let Some(model) = model else { return Ok(None) };
-    if model.trim().is_empty() || model.contains(char::is_whitespace) {
-        bail!("invalid model name `{model}`: expected provider/model, e.g. openai/gpt-5");
+    Ok(tandem_server::settings::resolve_llm(
+        &flags.choice(),
+        settings,
+        base,
+    )?)
+}
+
+/// `tandem settings`: prints where the settings come from and the LLM and policy they give a
+/// run without flags (never the API key). With `check_llm` it prints nothing and answers 0
+/// when the environment or the settings file names a model, 1 when nothing does.
+pub fn show(home: &Path, settings: &SettingsFile, check_llm: bool) -> Result<u8> {
+    let llm = resolve_llm(&LlmFlags::default(), settings, None)?;
+    if check_llm {
+        return Ok(if llm.is_some() { 0 } else { 1 });
     }
-    let mut config = match base {
-        Some(b) if b.model == model => b.clone(),
-        _ => LlmConfig::new(model),
-    };
-    if let Some(url) = flags
-        .base_url
-        .clone()
-        .or_else(|| env("LLM_BASE_URL"))
-        .or_else(|| settings.llm.base_url.clone())
-    {
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            bail!("invalid base URL `{url}`: it must start with http:// or https://");
+    let path = SettingsFile::path(home);
+    println!("home      {}", home.display());
+    println!(
+        "settings  {}{}",
+        path.display(),
+        if path.exists() { "" } else { " (absent)" }
+    );
+    match &llm {
+        Some(c) => {
+            println!("llm       {}", c.model);
+            if let Some(url) = &c.base_url {
+                println!("base url  {url}");
+            }
+            println!(
+                "api key   {}",
+                if c.api_key.is_some() {
+                    "set"
+                } else {
+                    "not set"
+                }
+            );
         }
-        config.base_url = Some(url);
+        None => println!("llm       none (set LLM_MODEL or llm.model, or use --llm demo)"),
     }
-    if let Some(n) = env("LLM_NUM_RETRIES") {
-        config.num_retries = n
-            .parse()
-            .with_context(|| format!("invalid LLM_NUM_RETRIES `{n}`: expected a whole number"))?;
-    }
-    config.api_key = flags
-        .api_key
-        .clone()
-        .or_else(|| env("LLM_API_KEY"))
-        .or_else(|| settings.llm.api_key.clone());
-    Ok(Some(config))
+    println!(
+        "confirm   {}",
+        settings.confirm.as_deref().unwrap_or("never")
+    );
+    Ok(0)
 }
 
 /// Parses `always` / `risky` / `never`.
@@ -140,36 +111,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn flags_beat_settings_and_base() {
+    fn flags_are_the_first_source() {
         let flags = LlmFlags {
             model: Some("openai/a".into()),
+            api_key: Some("k".into()),
             ..Default::default()
         };
-        let settings = SettingsFile {
-            llm: LlmSettings {
-                model: Some("openai/b".into()),
-                base_url: Some("http://x/v1".into()),
-                api_key: Some("k".into()),
-            },
-            confirm: None,
-        };
-        let c = resolve_llm(&flags, &settings, None).unwrap().unwrap();
-        assert_eq!(c.model, "openai/a");
-        assert_eq!(c.base_url.as_deref(), Some("http://x/v1"));
-        assert_eq!(c.api_key.as_deref(), Some("k"));
+        let c = resolve_llm(&flags, &SettingsFile::default(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (c.model.as_str(), c.api_key.as_deref()),
+            ("openai/a", Some("k"))
+        );
     }
 
     #[test]
-    fn bad_values_are_named() {
-        let flags = LlmFlags {
-            model: Some("m".into()),
-            base_url: Some("ftp://x".into()),
-            ..Default::default()
-        };
-        let err = resolve_llm(&flags, &SettingsFile::default(), None)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("ftp://x"), "{err}");
+    fn check_llm_answers_whether_a_model_is_named() {
+        let home = std::path::Path::new("/nonexistent");
+        let mut settings = SettingsFile::default();
+        let expected = u8::from(std::env::var_os("LLM_MODEL").is_none());
+        assert_eq!(show(home, &settings, true).unwrap(), expected);
+        settings.llm.model = Some("openai/gpt-5".into());
+        assert_eq!(show(home, &settings, true).unwrap(), 0);
+        settings.llm.base_url = Some("ftp://x".into());
+        if std::env::var_os("LLM_BASE_URL").is_none() {
+            let err = show(home, &settings, true).unwrap_err().to_string();
+            assert!(err.contains("ftp://x"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_bad_policy_is_named() {
         assert!(
             parse_policy("sometimes")
                 .unwrap_err()

@@ -108,10 +108,7 @@ impl ServerConfig {
         if let Some(n) = env("TANDEM_GATEWAY_MAX_RETAINED").and_then(|n| n.parse().ok()) {
             c.gateway_max_retained = n;
         }
-        if let Some(model) = env("LLM_MODEL") {
-            let mut llm = LlmConfig::new(model);
-            llm.base_url = env("LLM_BASE_URL");
-            llm.api_key = env("LLM_API_KEY");
+        if let Some(llm) = llm_from_env() {
             c.profiles.insert("default".into(), llm);
         }
         c
@@ -132,8 +129,18 @@ impl ServerConfig {
     }
 }
 
-fn env(name: &str) -> Option<String> {
+/// The variable `name`, unless unset or blank.
+pub(crate) fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The LLM the environment names as a whole: `LLM_MODEL` with `LLM_BASE_URL` and
+/// `LLM_API_KEY`, or none without `LLM_MODEL`.
+pub(crate) fn llm_from_env() -> Option<LlmConfig> {
+    let mut llm = LlmConfig::new(env("LLM_MODEL")?);
+    llm.base_url = env("LLM_BASE_URL");
+    llm.api_key = env("LLM_API_KEY");
+    Some(llm)
 }
 
 /// Session keys named by the environment, without duplicates.

@@ -26,6 +26,7 @@ mod registry;
 pub mod routes;
 mod secrets;
 mod server_info;
+pub mod settings;
 mod sockets;
 pub mod ui;
 mod workspace;
