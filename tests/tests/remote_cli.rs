@@ -241,3 +241,71 @@ fn on_a_terminal_an_edited_command_runs_on_the_server_instead_of_the_agent_s() {
         "the agent's command ran"
     );
 }
+
+#[test]
+fn on_a_terminal_reject_then_quit_reads_the_same_locally_and_on_a_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TandemServer::start(&dir.path().join("server-home"), &[])
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let script = || {
+        Script::new([
+            Step::tool_call(
+                "terminal",
+                json!({"command": "touch first-marker", "security_risk": "LOW"}),
+            ),
+            Step::tool_call(
+                "terminal",
+                json!({"command": "touch second-marker", "security_risk": "LOW"}),
+            ),
+        ])
+        .with_no_tools_text("Reject then quit")
+    };
+    let mut env = Command::new("tandem");
+    env.env("TANDEM_HOME", dir.path().join("cli-home"))
+        .env_remove("LLM_MODEL")
+        .env_remove("TANDEM_SERVER_URL")
+        .env_remove("TANDEM_SESSION_KEY");
+    // "n" with a reason the agent reads, then "q" at the next action's prompt.
+    let answers = b"n\nnot that one\nq\n";
+    for on_server in [false, true] {
+        let work = dir.path().join(if on_server { "remote" } else { "local" });
+        std::fs::create_dir_all(&work).unwrap();
+        let llm = ScriptedLlmServer::start(script());
+        let mut line = format!(
+            "'{}' run 'make files' --confirm always --workspace '{}' --model openai/fake --base-url '{}' --api-key x",
+            tandem_bin().unwrap().display(),
+            work.display(),
+            llm.base_url(),
+        );
+        if on_server {
+            line.push_str(&format!(" --server '{}' --session-key '{KEY}'", server.url));
+        }
+        let out = run_on_terminal(&env, &line, answers, Duration::from_secs(60));
+        // On a terminal, stderr (prompts, hints) and stdout (events) share the output.
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(3), "on_server={on_server}\n{shown}");
+        assert!(shown.contains("[y]es / [n]o / [e]dit"), "{shown}");
+        assert!(shown.contains("⊘ rejected: not that one"), "{shown}");
+        assert!(
+            shown.contains("▶ terminal: $ touch second-marker"),
+            "{shown}"
+        );
+        let resume = if on_server {
+            format!(
+                "· stopped; continue with: tandem resume --server {} ",
+                server.url
+            )
+        } else {
+            "· stopped; continue with: tandem resume ".to_owned()
+        };
+        assert!(shown.contains(&resume), "{resume:?} in\n{shown}");
+        assert!(
+            !work.join("first-marker").exists(),
+            "the rejected action ran"
+        );
+        assert!(
+            !work.join("second-marker").exists(),
+            "an unanswered action ran"
+        );
+    }
+}

@@ -1,13 +1,16 @@
-//! Driving a conversation from the terminal: print its events as they come, ask for approval
-//! when it waits (only on a terminal), and map how it ended to an exit code.
+//! Driving a conversation from the terminal, local or on an agent server alike: print its
+//! events as they come, ask for approval when it waits (only on a terminal), and map how it
+//! ended to an exit code.
 
 use std::io::{IsTerminal, Write};
 
 use anyhow::Result;
 use serde_json::Value;
-use tandem_protocol::{ActionEvent, ConfirmationPolicy, Event, ExecutionStatus};
-use tandem_sdk::{ConversationHandle, unmatched_actions};
-use tokio::sync::broadcast::error::RecvError;
+use tandem_protocol::{ActionEvent, ConfirmationPolicy, Event, ExecutionStatus, Message};
+use tandem_sdk::{
+    ConversationClient, ConversationHandle, RemoteConversation, SdkError, unmatched_actions,
+};
+use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::render;
 
@@ -33,131 +36,184 @@ impl Outcome {
     }
 }
 
-enum Start {
-    Message(String),
-    Run,
-    /// Run the pending action `0` with the person's arguments `1` (this starts the run).
-    Edited(String, Value),
+/// A conversation `tandem run` and `tandem resume` follow: on this machine or on an agent
+/// server. The loop is the same; only the command that continues it differs.
+pub trait Followed: ConversationClient {
+    /// The agent server's URL; `None` for a conversation on this machine.
+    fn server(&self) -> Option<&str>;
+}
+
+impl Followed for ConversationHandle {
+    fn server(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl Followed for RemoteConversation {
+    fn server(&self) -> Option<&str> {
+        Some(self.client().base_url())
+    }
+}
+
+/// The command that continues `conv`.
+fn resume_command(conv: &impl Followed) -> String {
+    match conv.server() {
+        None => format!("tandem resume {}", conv.id()),
+        Some(url) => format!("tandem resume --server {url} {}", conv.id()),
+    }
+}
+
+/// How the next run starts.
+enum Start<M> {
+    /// Send the message, if any, then run (approving what waits).
+    Run(Option<String>),
+    /// The person's edited action started a run after this mark: follow it.
+    Edited(M),
 }
 
 /// Sends `message` (or just runs when `None`) and follows the conversation until it stops.
-pub async fn follow(handle: &ConversationHandle, message: Option<String>) -> Result<Outcome> {
+pub async fn follow<C: Followed>(conv: &C, message: Option<String>) -> Result<Outcome> {
     let interactive = std::io::stdin().is_terminal();
-    let (_, mut events) = handle.subscribe();
-    let mut runs = handle.run_state();
-    let mut start = Some(match message {
-        Some(m) => Start::Message(m),
-        None => Start::Run,
-    });
+    let (_, mut events) = conv.subscribe();
+    let mut start = Some(Start::Run(message));
     let mut interrupted = false;
     loop {
-        if let Some(s) = start.take() {
-            let ended_before = runs.borrow().runs_ended;
-            let started = match s {
-                Start::Message(m) => {
-                    handle
-                        .send_message(tandem_protocol::Message::user(m), true)
-                        .await
+        let status = match start.take() {
+            Some(s) => match run_once(conv, s, &mut events, &mut interrupted).await {
+                Ok(status) => status,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(Outcome::Failed);
                 }
-                Start::Run => handle.run().await,
-                Start::Edited(id, arguments) => {
-                    match handle.approve_edited(&id, arguments).await {
-                        Ok(risk) => {
-                            eprintln!(
-                                "· running your edited action ({} risk)",
-                                risk.as_str().to_ascii_lowercase()
-                            );
-                            Ok(())
-                        }
-                        // Arguments the tool refuses: say why and ask again; nothing ran.
-                        Err(tandem_sdk::SdkError::InvalidArguments(why)) => {
-                            eprintln!("✗ the edited action was refused, nothing ran: {why}");
-                            continue;
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            };
-            if let Err(e) = started {
-                eprintln!("error: {e}");
-                return Ok(Outcome::Failed);
-            }
-            // Wait for this run to end, printing as we go.
-            loop {
-                tokio::select! {
-                    ev = events.recv() => match ev {
-                        Ok(ev) => print_event(&ev),
-                        Err(RecvError::Lagged(n)) => eprintln!("· ({n} events not shown; see `tandem conversations`)"),
-                        Err(RecvError::Closed) => break,
-                    },
-                    changed = runs.changed() => {
-                        let r = *runs.borrow();
-                        if changed.is_err() || (!r.active && r.runs_ended > ended_before) {
-                            break;
-                        }
-                    },
-                    _ = tokio::signal::ctrl_c(), if !interrupted => {
-                        interrupted = true;
-                        eprintln!("\n‖ interrupting… (press Ctrl-C again to quit at once)");
-                        let _ = handle.interrupt().await;
-                        tokio::spawn(async {
-                            let _ = tokio::signal::ctrl_c().await;
-                            std::process::exit(130);
-                        });
-                    },
-                }
-            }
-            while let Ok(ev) = events.try_recv() {
-                print_event(&ev);
-            }
-        }
-        match handle.status() {
+            },
+            None => conv.status(),
+        };
+        match status {
             ExecutionStatus::Finished | ExecutionStatus::Idle => return Ok(Outcome::Finished),
             ExecutionStatus::Error | ExecutionStatus::Stuck => return Ok(Outcome::Failed),
             ExecutionStatus::WaitingForConfirmation if interactive && !interrupted => {
-                let pending = {
-                    let view = handle.view();
-                    unmatched_actions(&view.events)
-                        .first()
-                        .map(|a| (*a).clone())
-                };
+                let pending = unmatched_actions(&conv.events())
+                    .first()
+                    .map(|a| (*a).clone());
                 match ask_approval(pending.as_ref()).await? {
-                    Decision::Approve => start = Some(Start::Run),
-                    Decision::Edit(id, arguments) => start = Some(Start::Edited(id, arguments)),
+                    Decision::Approve => start = Some(Start::Run(None)),
+                    Decision::Edit(id, arguments) => {
+                        let mark = conv.run_mark();
+                        match conv.approve_edited(&id, arguments).await {
+                            Ok(risk) => {
+                                match conv.server() {
+                                    None => eprintln!(
+                                        "· running your edited action ({} risk)",
+                                        risk.as_str().to_ascii_lowercase()
+                                    ),
+                                    // Remote runs have never named the risk on this line.
+                                    Some(_) => eprintln!("· running your edited action"),
+                                }
+                                start = Some(Start::Edited(mark));
+                            }
+                            // Arguments the tool refuses: say why and ask again; nothing ran.
+                            Err(SdkError::InvalidArguments(why)) => {
+                                eprintln!("✗ the edited action was refused, nothing ran: {why}");
+                            }
+                            // Refused by the server (bad arguments, or an upstream server
+                            // without the route): nothing ran; ask again.
+                            Err(e @ SdkError::Remote(_)) => {
+                                eprintln!("✗ the edited action was not run: {e}");
+                            }
+                            Err(e) => {
+                                eprintln!("error: {e}");
+                                return Ok(Outcome::Failed);
+                            }
+                        }
+                    }
                     Decision::ApproveAll => {
-                        handle
-                            .set_confirmation_policy(ConfirmationPolicy::NeverConfirm)
+                        conv.set_confirmation_policy(ConfirmationPolicy::NeverConfirm)
                             .await?;
-                        start = Some(Start::Run);
+                        start = Some(Start::Run(None));
                     }
                     Decision::Reject(reason) => {
-                        handle.respond_to_confirmation(false, Some(reason)).await?;
+                        conv.respond_to_confirmation(false, Some(reason)).await?;
                         // Let the model see the rejection and choose another way.
-                        start = Some(Start::Run);
+                        start = Some(Start::Run(None));
                     }
                     Decision::Quit => {
-                        hint_resume(handle);
+                        hint_resume(conv);
                         return Ok(Outcome::Stopped);
                     }
                 }
             }
             ExecutionStatus::WaitingForConfirmation => {
                 eprintln!(
-                    "· waiting for approval of the action above (approve with: tandem resume {})",
-                    handle.id()
+                    "· waiting for approval of the action above (approve with: {})",
+                    resume_command(conv)
                 );
                 return Ok(Outcome::Stopped);
             }
             _ => {
-                hint_resume(handle);
+                hint_resume(conv);
                 return Ok(Outcome::Stopped);
             }
         }
     }
 }
 
-fn hint_resume(handle: &ConversationHandle) {
-    eprintln!("· stopped; continue with: tandem resume {}", handle.id());
+/// Starts one run as `start` says and waits for it to end, printing events as they come;
+/// the first Ctrl-C interrupts the run, the second quits. Returns the status it stopped in.
+async fn run_once<C: Followed>(
+    conv: &C,
+    start: Start<C::RunMark>,
+    events: &mut broadcast::Receiver<Event>,
+    interrupted: &mut bool,
+) -> tandem_sdk::Result<ExecutionStatus> {
+    let mark = match start {
+        Start::Edited(mark) => mark,
+        Start::Run(message) => {
+            if let Some(m) = message {
+                conv.send_message(Message::user(m), false).await?;
+            }
+            let mark = conv.run_mark();
+            match conv.run().await {
+                // A run already in progress (a server's): follow it.
+                Ok(()) | Err(SdkError::AlreadyRunning) => {}
+                Err(e) => return Err(e),
+            }
+            mark
+        }
+    };
+    let ended = conv.wait_for_run_end(&mark);
+    tokio::pin!(ended);
+    let mut open = true;
+    let status = loop {
+        tokio::select! {
+            r = &mut ended => break r,
+            ev = events.recv(), if open => match ev {
+                Ok(ev) => print_event(&ev),
+                Err(RecvError::Lagged(n)) => match conv.server() {
+                    None => eprintln!("· ({n} events not shown; see `tandem conversations`)"),
+                    // `tandem conversations` lists this machine's conversations only.
+                    Some(_) => eprintln!("· ({n} events not shown)"),
+                },
+                Err(RecvError::Closed) => open = false,
+            },
+            _ = tokio::signal::ctrl_c(), if !*interrupted => {
+                *interrupted = true;
+                eprintln!("\n‖ interrupting… (press Ctrl-C again to quit at once)");
+                let _ = conv.interrupt().await;
+                tokio::spawn(async {
+                    let _ = tokio::signal::ctrl_c().await;
+                    std::process::exit(130);
+                });
+            },
+        }
+    };
+    while let Ok(ev) = events.try_recv() {
+        print_event(&ev);
+    }
+    status
+}
+
+fn hint_resume(conv: &impl Followed) {
+    eprintln!("· stopped; continue with: {}", resume_command(conv));
 }
 
 pub(crate) fn print_event(event: &Event) {
@@ -169,7 +225,7 @@ pub(crate) fn print_event(event: &Event) {
 }
 
 /// The person's answer to an approval prompt.
-pub(crate) enum Decision {
+enum Decision {
     Approve,
     ApproveAll,
     Reject(String),
@@ -179,7 +235,7 @@ pub(crate) enum Decision {
 }
 
 /// Asks on the terminal whether the held action (`pending`, the first one waiting) may run.
-pub(crate) async fn ask_approval(pending: Option<&ActionEvent>) -> Result<Decision> {
+async fn ask_approval(pending: Option<&ActionEvent>) -> Result<Decision> {
     let question = if pending.is_some() {
         "Approve? [y]es / [n]o / [e]dit / [a]lways (stop asking) / [q]uit: "
     } else {

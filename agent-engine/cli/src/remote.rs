@@ -1,19 +1,15 @@
 //! `tandem run --server URL` and `tandem resume --server URL ID`: the same conversation, driven
-//! on an agent server (ours or upstream's) through `tandem_sdk::remote`, with the same
-//! line-per-event output, approval prompts and exit codes as local runs.
+//! on an agent server (ours or upstream's) through `tandem_sdk::remote`, followed by the same
+//! loop as local runs (`drive::follow`): the same line-per-event output, approval prompts and
+//! exit codes.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use tandem_protocol::{AgentSpec, ConfirmationPolicy, ExecutionStatus};
-use tandem_sdk::remote::{
-    RemoteConversation, RemoteConversationOptions, RemoteError, RemoteWorkspace,
-};
-use tandem_sdk::unmatched_actions;
-use tokio::sync::broadcast::error::RecvError;
+use tandem_protocol::AgentSpec;
+use tandem_sdk::remote::{RemoteConversationOptions, RemoteWorkspace};
 
-use crate::drive::{self, Decision, Outcome};
+use crate::drive;
 use crate::settings::{LlmFlags, SettingsFile, parse_policy};
 
 /// Where the agent server is.
@@ -94,7 +90,7 @@ pub async fn run(
         conv.id(),
         ws.working_dir()
     );
-    let outcome = follow(&conv, Some(req.task)).await?;
+    let outcome = drive::follow(&conv, Some(req.task)).await?;
     conv.close().await?;
     drop(demo);
     Ok(outcome.code())
@@ -157,137 +153,7 @@ pub async fn resume(
     for e in &events[from..] {
         drive::print_event(e);
     }
-    let outcome = follow(&conv, message).await?;
+    let outcome = drive::follow(&conv, message).await?;
     conv.close().await?;
     Ok(outcome.code())
-}
-
-/// Sends `message` (or just runs), prints events as they come, asks for approval on a terminal,
-/// and maps the end to an [`Outcome`] — as `drive::follow` does for local conversations.
-pub async fn follow(conv: &RemoteConversation, message: Option<String>) -> Result<Outcome> {
-    let interactive = std::io::stdin().is_terminal();
-    let (_, mut events) = conv.subscribe();
-    let mut message = message;
-    let mut start = true;
-    // A run an edited approval already started: follow it from this state instead of starting one.
-    let mut started = None;
-    let mut interrupted = false;
-    loop {
-        let mut status = conv.status();
-        if std::mem::take(&mut start) {
-            if let Some(m) = message.take()
-                && let Err(e) = conv
-                    .send_message(tandem_protocol::Message::user(m), false)
-                    .await
-            {
-                eprintln!("error: {e}");
-                return Ok(Outcome::Failed);
-            }
-            let before = match started.take() {
-                Some(before) => before,
-                None => {
-                    let before = conv.live().borrow().clone();
-                    match conv.run().await {
-                        // Already running: follow that run.
-                        Ok(()) | Err(RemoteError::Conflict(_)) => {}
-                        Err(e) => {
-                            eprintln!("error: {e}");
-                            return Ok(Outcome::Failed);
-                        }
-                    }
-                    before
-                }
-            };
-            let ended = conv.wait_for_run_end(&before);
-            tokio::pin!(ended);
-            let result = loop {
-                tokio::select! {
-                    r = &mut ended => break r,
-                    ev = events.recv() => match ev {
-                        Ok(ev) => drive::print_event(&ev),
-                        Err(RecvError::Lagged(n)) => eprintln!("· ({n} events not shown)"),
-                        Err(RecvError::Closed) => {}
-                    },
-                    _ = tokio::signal::ctrl_c(), if !interrupted => {
-                        interrupted = true;
-                        eprintln!("\n‖ interrupting… (press Ctrl-C again to quit at once)");
-                        let _ = conv.interrupt().await;
-                        tokio::spawn(async {
-                            let _ = tokio::signal::ctrl_c().await;
-                            std::process::exit(130);
-                        });
-                    },
-                }
-            };
-            while let Ok(ev) = events.try_recv() {
-                drive::print_event(&ev);
-            }
-            status = match result {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return Ok(Outcome::Failed);
-                }
-            };
-        }
-        match status {
-            ExecutionStatus::Finished | ExecutionStatus::Idle => return Ok(Outcome::Finished),
-            ExecutionStatus::Error | ExecutionStatus::Stuck => return Ok(Outcome::Failed),
-            ExecutionStatus::WaitingForConfirmation if interactive && !interrupted => {
-                let events = conv.events();
-                let pending = unmatched_actions(&events).first().map(|a| (*a).clone());
-                match drive::ask_approval(pending.as_ref()).await? {
-                    Decision::Approve => start = true,
-                    Decision::Edit(id, arguments) => {
-                        let before = conv.live().borrow().clone();
-                        match conv.approve_edited(&id, arguments).await {
-                            Ok(_) => {
-                                eprintln!("· running your edited action");
-                                started = Some(before);
-                                start = true;
-                            }
-                            // Refused (bad arguments, or a server without the route): nothing ran.
-                            Err(e) => eprintln!("✗ the edited action was not run: {e}"),
-                        }
-                    }
-                    Decision::ApproveAll => {
-                        conv.set_confirmation_policy(ConfirmationPolicy::NeverConfirm)
-                            .await
-                            .map_err(|e| anyhow::anyhow!(e))?;
-                        start = true;
-                    }
-                    Decision::Reject(reason) => {
-                        conv.respond_to_confirmation(false, Some(reason))
-                            .await
-                            .map_err(|e| anyhow::anyhow!(e))?;
-                        start = true;
-                    }
-                    Decision::Quit => {
-                        hint_resume(conv);
-                        return Ok(Outcome::Stopped);
-                    }
-                }
-            }
-            ExecutionStatus::WaitingForConfirmation => {
-                eprintln!(
-                    "· waiting for approval of the action above (approve with: tandem resume --server {} {})",
-                    conv.client().base_url(),
-                    conv.id()
-                );
-                return Ok(Outcome::Stopped);
-            }
-            _ => {
-                hint_resume(conv);
-                return Ok(Outcome::Stopped);
-            }
-        }
-    }
-}
-
-fn hint_resume(conv: &RemoteConversation) {
-    eprintln!(
-        "· stopped; continue with: tandem resume --server {} {}",
-        conv.client().base_url(),
-        conv.id()
-    );
 }
