@@ -18,6 +18,7 @@ use tokio::sync::broadcast;
 use super::*;
 use crate::{
     Conversation, ConversationClient, ConversationOptions, ConversationStore, Runtime, SdkError,
+    SecretSource,
 };
 
 const KEY: &str = "k1";
@@ -32,6 +33,8 @@ struct Fake {
     steps: usize,
     /// Send the post-run `full_state` frame (off to test the REST fallback).
     post_run_frame: bool,
+    /// The last `POST .../secrets` body.
+    secrets: Arc<Mutex<Value>>,
 }
 
 impl Fake {
@@ -43,6 +46,7 @@ impl Fake {
             kill: broadcast::channel(16).0,
             steps,
             post_run_frame: true,
+            secrets: Arc::default(),
         }
     }
 
@@ -143,6 +147,15 @@ async fn start_fake(fake: Fake) -> String {
             post(|| async { axum::Json(json!({"success": true})) }),
         )
         .route("/api/conversations/{id}/run", post(run))
+        .route(
+            "/api/conversations/{id}/secrets",
+            post(
+                |State(f): State<Fake>, axum::Json(body): axum::Json<Value>| async move {
+                    *f.secrets.lock().unwrap() = body;
+                    axum::Json(json!({"success": true}))
+                },
+            ),
+        )
         .route(
             "/api/conversations/{id}/events/approve_edited",
             post(|| async { axum::Json(json!({"success": true, "security_risk": "HIGH"})) }),
@@ -410,6 +423,35 @@ async fn through_the_interface_a_server_s_answers_read_as_a_local_conversation_s
         .await
         .unwrap();
     assert_eq!(risk, SecurityRisk::High);
+    // Secrets go in upstream's shapes: a plain value as a string, the rest as objects.
+    let secrets = vec![
+        (
+            "TOKEN".to_owned(),
+            SecretSource::Static {
+                value: "t0k".into(),
+                description: None,
+            },
+        ),
+        (
+            "API".to_owned(),
+            SecretSource::Lookup {
+                url: "http://127.0.0.1:1/key".into(),
+                headers: [("Authorization".to_owned(), "Bearer x".to_owned())].into(),
+                description: Some("the API key".into()),
+            },
+        ),
+    ];
+    ConversationClient::update_secrets(&conv, secrets)
+        .await
+        .unwrap();
+    assert_eq!(
+        *fake.secrets.lock().unwrap(),
+        json!({"secrets": {
+            "TOKEN": "t0k",
+            "API": {"kind": "LookupSecret", "url": "http://127.0.0.1:1/key",
+                    "headers": {"Authorization": "Bearer x"}, "description": "the API key"},
+        }})
+    );
     // Anything else keeps the remote error and its code (this server has no condense route).
     let err = ConversationClient::condense(&conv).await.unwrap_err();
     let SdkError::Remote(remote) = &err else {
