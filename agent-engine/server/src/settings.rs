@@ -51,7 +51,7 @@ pub enum SettingsError {
     #[error(
         "invalid settings file {}: unknown field {} (it may hold {KNOWN_FIELDS})",
         path.display(),
-        fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+        quoted(fields)
     )]
     UnknownFields {
         /// The file.
@@ -68,6 +68,12 @@ pub enum SettingsError {
     /// `LLM_NUM_RETRIES` is not a whole number.
     #[error("invalid LLM_NUM_RETRIES `{0}`: expected a whole number")]
     NumRetries(String),
+}
+
+/// `a`, `b`: field names for a message.
+fn quoted(fields: &[String]) -> String {
+    let quoted: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+    quoted.join(", ")
 }
 
 /// `$TANDEM_HOME`, default `~/.tandem`: settings, conversations, profiles and their key file.
@@ -155,8 +161,11 @@ impl SettingsFile {
             Ok(settings) => {
                 let fields = settings.unknown_fields();
                 let warning = (!fields.is_empty()).then(|| {
-                    let error = SettingsError::UnknownFields { path, fields };
-                    format!("{error}; the unknown fields are ignored")
+                    format!(
+                        "settings file {}: ignoring unknown field {} (it may hold {KNOWN_FIELDS})",
+                        path.display(),
+                        quoted(&fields)
+                    )
                 });
                 (settings, warning)
             }
@@ -372,7 +381,7 @@ mod tests {
         assert_eq!(s.llm.model.as_deref(), Some("openai/gpt-5"));
         let warning = warning.unwrap();
         assert!(
-            warning.contains("llm.modle") && warning.contains("ignored"),
+            warning.contains("ignoring unknown field `theme`, `llm.modle`"),
             "{warning}"
         );
     }
