@@ -101,6 +101,13 @@ if ! command -v tauri-driver >/dev/null || ! cargo install --list 2>/dev/null | 
 fi
 # --- end desktop app ---
 
+# --- cargo-machete: scripts/test.sh fails on a dependency entry no source uses (each one is
+# compiled on every cold build) ---
+if ! cargo install --list 2>/dev/null | grep -q "^cargo-machete v0\.9\.2:"; then
+  echo "== cargo install cargo-machete 0.9.2"
+  cargo install cargo-machete --locked --version 0.9.2
+fi
+
 # --- UI (ui/, tests/e2e-ui: npm workspaces): node modules, and chromium for the UI tests ---
 # `npm ci` when node_modules is missing or older than package-lock.json (the lock changed); it
 # installs every workspace, playwright-core of tests/e2e-ui included. Needs node >= 20.19 and npm

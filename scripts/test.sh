@@ -9,6 +9,9 @@ bash scripts/setup.sh
 echo "== cargo fmt --check"
 cargo fmt --all --check
 
+echo "== cargo machete (no unused dependency entries)"
+cargo machete
+
 echo "== UI build (the desktop app embeds ui/dist; its end-to-end test drives it)"
 npm run -s -w ui build
 
