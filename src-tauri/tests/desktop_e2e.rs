@@ -13,8 +13,6 @@
 //! killed. Screenshots land in `$CARGO_TARGET_TMPDIR/desktop-e2e/` (and in
 //! `$TANDEM_SCREENSHOTS_DIR` when set).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 #[path = "desktop_e2e/harness.rs"]
 mod harness;
 

@@ -6,8 +6,6 @@
 //! The login keyring is created with a non-empty password: given an empty one, gnome-keyring
 //! 42 asks a (headless, so never answered) prompter instead.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::Path;
 use std::process::Command;
 
@@ -17,9 +15,14 @@ use tandem_desktop::keystore::{Backend, KeyStore};
 /// `"$@"` is the test invocation) with `env`, and fails unless it passed.
 fn run_inner(name: &str, wrapper: &[&str], env: &[(&str, &str)], remove: &[&str]) {
     let exe = std::env::current_exe().unwrap();
+    // Tests are named by their path inside the test binary (`keyring::inner_…`).
+    let name = format!(
+        "{}::{name}",
+        module_path!().split_once("::").map_or("", |(_, m)| m)
+    );
     let mut cmd = Command::new(wrapper[0]);
     cmd.args(&wrapper[1..]).arg(&exe).args([
-        name,
+        name.as_str(),
         "--exact",
         "--ignored",
         "--nocapture",

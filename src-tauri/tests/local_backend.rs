@@ -2,8 +2,6 @@
 //! server demands, CORS for the webview's origin only, and the demo LLM running a conversation
 //! to the end when no provider is configured.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};

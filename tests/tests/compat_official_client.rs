@@ -2,7 +2,6 @@
 //! `tandem serve` through create → message → run → AlwaysConfirm reject/accept → pause →
 //! interrupt → secrets → ask_agent → title → delete; `tests/compat/official_client.py` asserts
 //! each outcome and this test shows its output when one fails.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 

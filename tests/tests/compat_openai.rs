@@ -4,7 +4,6 @@
 //! completions (plain, continued by the returned `X-OpenHands-ServerConversation-ID`, streamed
 //! with a final usage chunk), `client.responses.create` (plain, continued by
 //! `previous_response_id`, streamed), and OpenAI-shaped errors.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
 //! Our `RemoteWorkspace` / `RemoteConversation` drive the upstream `openhands-agent-server`
 //! 1.58.2 (from PyPI, in the venv `scripts/setup.sh` prepares) through a run with a terminal
 //! command and finish, with the scripted LLM as the model.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 

@@ -2,7 +2,6 @@
 //! from yet another folder (so neither the checkout's `ui/dist` nor the working directory can
 //! help), serves the web UI embedded in it at `/ui/`, its assets too; `TANDEM_UI_DIR` still
 //! points it at another build.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,7 +1,6 @@
 //! `tandem run --server` against `tandem serve`: the same lines as a local run, clear errors
 //! for a wrong URL or key, and `RemoteConversation` losing and doubling nothing when its socket
 //! drops mid-run.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::{Command, Output};
 use std::time::Duration;

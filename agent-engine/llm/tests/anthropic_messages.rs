@@ -2,7 +2,6 @@
 //! request (headers, system, tools, thinking, cache breakpoints), replies and streams with
 //! thinking blocks, tool use across turns with signatures intact, usage with cache tokens,
 //! retries and error mapping, bad input.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
 use std::time::Duration;

@@ -1,5 +1,4 @@
 //! Completion logs: one masked JSON file per call, never the key or a secret.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::Value;
 use tandem_llm::completion_log::{log_completions, log_completions_folder};

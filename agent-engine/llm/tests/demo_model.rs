@@ -1,6 +1,5 @@
 //! The demo model driven through `OpenAiChat` as the agent loop would: every tool call is
 //! answered, the tour ends with `finish`, and the server sees no invariant violation.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::json;
 use tandem_llm::{Llm, LlmRequest, OpenAiChat};

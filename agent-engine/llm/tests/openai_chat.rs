@@ -1,6 +1,5 @@
 //! `OpenAiChat` against the scripted testkit server over real loopback HTTP: replies, streams,
 //! usage, retries, error mapping, cancellation and the exact request sent.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

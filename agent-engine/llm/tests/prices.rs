@@ -1,6 +1,5 @@
 //! The embedded price table: lookups by the names users write, costs with cache and reasoning
 //! tokens, configuration overrides, and the OpenAI client filling in cost and context window.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use tandem_llm::prices::{self, ModelInfo, Prices};
 use tandem_llm::{Llm, LlmRequest, OpenAiChat};

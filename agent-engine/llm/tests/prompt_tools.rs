@@ -1,7 +1,6 @@
 //! Prompt-based tool calling: the request carries the tools in the system prompt and the
 //! history as text, the reply's calls come back typed, and malformed calls come back as calls
 //! whose arguments fail the agent's check.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
 use tandem_llm::prompt_tools::{

@@ -1,7 +1,6 @@
 //! `client_for` picks the protocol by model name and every client honours the settings that
 //! apply to all (extra headers, litellm_extra_body, drop_params, seed, top_k,
 //! max_message_chars, disable_vision), checked on the wire against the scripted server.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
 use tandem_llm::{Llm, LlmRequest, Protocol, client_for, provider};

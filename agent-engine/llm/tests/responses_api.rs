@@ -3,7 +3,6 @@
 //! with reasoning items, the reasoning item and `fc_` ids sent back across a tool turn (whether
 //! or not the configuration asks for reasoning), upstream's default effort for reasoning models,
 //! usage with cached and reasoning tokens, retries, errors and bad input.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 

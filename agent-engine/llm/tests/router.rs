@@ -1,6 +1,5 @@
 //! Routers are LLMs: the multimodal router by content and context window, round-robin and
 //! seeded random spreading, and the fallback router with its cool-down.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,4 @@
 //! Token counting with the compiled-in tiktoken encodings.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use tandem_llm::tokens::{Encoding, count_message_tokens, count_request_tokens, count_text_tokens};
 use tandem_protocol::{Content, ImageContent, Message, MessageToolCall, Role};

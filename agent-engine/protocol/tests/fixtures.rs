@@ -1,7 +1,6 @@
 //! Golden fixtures written by the upstream OpenHands agent server must read into our wire types
 //! and write back to the same JSON: every persisted event of the three upstream conversations,
 //! every event frame of the recorded WebSocket session, and each `base_state.json`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 

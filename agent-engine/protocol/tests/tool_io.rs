@@ -1,6 +1,5 @@
 //! `tool_io`: the schema derived from an action struct, and the lenient reading of the model's
 //! arguments into it with errors that name the field.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
 use tandem_protocol::tool_io::{self, ToolInput, ToolOutput};

@@ -1,7 +1,6 @@
 //! The summarising condenser: upstream's own traces reproduced id for id, summaries through the
 //! scripted server, tool calls never separated from their results, explicit requests, and
 //! repeated condensation carrying the previous summary forward.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;

@@ -1,6 +1,5 @@
 //! Agent context: skill frontmatter, trigger matching, workspace context files, the system prompt
 //! and upstream's `AgentContext` JSON.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

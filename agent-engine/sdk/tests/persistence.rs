@@ -1,6 +1,5 @@
 //! Event-log persistence: upstream conversations load and round-trip, appends are durable and
 //! exclusive, damaged logs keep every event before the damage, and credentials never reach disk.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,4 @@
 //! Titles: asked of the LLM without tools, cleaned, and falling back to a truncation.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use tandem_llm::OpenAiChat;
 use tandem_protocol::LlmConfig;

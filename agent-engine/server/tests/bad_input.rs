@@ -2,10 +2,8 @@
 //! the route table so a new route cannot be forgotten; unknown ids 404; schema-invalid bodies
 //! 422 naming the field; oversized bodies 413; paths outside the workspace 403; the socket
 //! auth timeout and 4004; 429 past max_concurrent_runs.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::time::Duration;
 

@@ -2,10 +2,8 @@
 //! (first-frame auth, full_state first) → message → run → events live, with a full_state after
 //! the run; pagination and filters; 409 while running; confirmation reject/accept; pause and
 //! interrupt; approve with edited arguments; resend_mode all/since; restart recovery.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::time::Duration;
 

@@ -5,10 +5,8 @@
 //! and nothing is created in the server's own working directory; `ask_agent` with an LLM that
 //! cannot be reached answers a 502 naming the problem instead of holding the request through
 //! the agent's whole retry schedule.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::time::Duration;
 

@@ -3,10 +3,8 @@
 //! images reaching the model), the Responses API (plain, continued by previous_response_id,
 //! streamed), server-side LLM profiles over `/api/profiles` (persisted, keys encrypted and never
 //! answered), the one-shot cleanup policy, and OpenAI-shaped errors for bad input.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::time::Duration;
 

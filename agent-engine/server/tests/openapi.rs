@@ -3,8 +3,6 @@
 //! unique), and `ui/openapi.tandem.json` (the UI's type source) is the current document.
 //! `TANDEM_UPDATE_OPENAPI=1` rewrites the snapshot instead of failing on a stale one.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 

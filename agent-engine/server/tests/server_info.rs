@@ -1,9 +1,7 @@
 //! `GET /server_info`: open to all, the home folder only to a caller with the session key; the
 //! demo LLM as the default profile shows as `demo`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::harness;
 
 use harness::{KEY, TestServer};
 use serde_json::Value;

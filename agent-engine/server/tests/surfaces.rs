@@ -1,10 +1,8 @@
 //! Tandem's additions and the side endpoints: the PTY socket (the agent's own shell and a
 //! separate one), workspace tree/file/write-conflict/diff, the SSE stream, bash, files,
 //! server secrets and ask_agent (the OpenAI gateway has its own tests in `gateway.rs`).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::time::Duration;
 

@@ -3,8 +3,6 @@
 //! whatever the working directory, and a UI folder (`TANDEM_UI_DIR`) replaces it; CORS admits
 //! exactly the configured origins (preflights without the key, real requests still with it).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};

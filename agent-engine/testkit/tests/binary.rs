@@ -1,5 +1,4 @@
 //! The `scripted-llm` binary serves a script file or the demo model and says where it listens.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -4,8 +4,6 @@
 //! SDKs and strictly against their pydantic models. Fails (never skips) when the venv is
 //! missing.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -1,6 +1,5 @@
 //! The scripted server speaks OpenAI Chat Completions: JSON and SSE shapes, errors, capture,
 //! exhaustion and invariant checks, over real loopback HTTP.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 

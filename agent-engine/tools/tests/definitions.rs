@@ -1,6 +1,5 @@
 //! The tool definitions against upstream's: same argument schemas (descriptions aside, which
 //! are our own words), same names, kinds and security-risk flags, in the default order.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::Value;
 

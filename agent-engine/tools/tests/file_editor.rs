@@ -1,6 +1,5 @@
 //! `file_editor` end to end against temporary workspaces: every command, its error cases, and
 //! the observation shapes upstream writes.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 

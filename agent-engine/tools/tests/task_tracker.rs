@@ -1,5 +1,4 @@
 //! `task_tracker`: plan/view texts, validation, and `TASKS.json` persistence across instances.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 

@@ -1,5 +1,4 @@
 //! `think` and `finish`: the texts the model reads back and their argument errors.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::json;
 use tandem_sdk::{Masker, Tool, ToolContext};

@@ -1,0 +1,15 @@
+//! The crate's integration tests, linked as one test binary (one link per change, not one
+//! per file): each module is one file of tests/.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/harness.rs"]
+mod harness;
+
+mod bad_input;
+mod conversation_flow;
+mod fuzzed_input;
+mod gateway;
+mod openapi;
+mod server_info;
+mod surfaces;
+mod web;
