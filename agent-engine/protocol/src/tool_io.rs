@@ -6,6 +6,7 @@
 //! - [`parse`] reads the model's arguments into it, leniently where models commonly slip
 //!   (`"5"` for 5, `"true"` for true, a list sent as a JSON string, `null` for absent) and
 //!   otherwise with an error naming the field (`field `task_list[1].status` must be one of …`);
+//!   arguments the schema does not declare are dropped, as upstream never accepts them;
 //! - [`ToolInput`] / [`ToolOutput`] tie a tool's action and observation structs to their
 //!   [`Action`] / [`Observation`] variants.
 
@@ -65,8 +66,12 @@ pub fn parse<T: DeserializeOwned + Serialize>(
         }
     };
     let input = T::deserialize(Arguments(Value::Object(object))).map_err(|e| e.to_string())?;
-    let read = serde_json::to_value(&input).map_err(|e| e.to_string())?;
+    let mut read = serde_json::to_value(&input).map_err(|e| e.to_string())?;
     schema::check_enums(&read, parameters, "")?;
+    if schema::prune(&mut read, parameters) {
+        // Read back without the arguments the schema does not declare.
+        return serde_json::from_value(read).map_err(|e| e.to_string());
+    }
     Ok(input)
 }
 

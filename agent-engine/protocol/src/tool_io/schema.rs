@@ -104,3 +104,30 @@ pub(crate) fn check_enums(value: &Value, schema: &Value, path: &str) -> Result<(
     }
     Ok(())
 }
+
+/// Drops every member of `value` its place in `schema` does not declare (at any depth): the
+/// model's stray arguments never reach an action, so events keep upstream's shape (upstream
+/// refuses unknown fields). Says whether anything was dropped.
+pub(crate) fn prune(value: &mut Value, schema: &Value) -> bool {
+    match value {
+        Value::Object(members) => {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+                return false;
+            };
+            let before = members.len();
+            members.retain(|name, _| properties.contains_key(name));
+            let mut dropped = members.len() != before;
+            for (name, member) in members.iter_mut() {
+                if let Some(sub) = properties.get(name) {
+                    dropped |= prune(member, sub);
+                }
+            }
+            dropped
+        }
+        Value::Array(items) => match schema.get("items") {
+            Some(sub) => items.iter_mut().fold(false, |d, item| prune(item, sub) | d),
+            None => false,
+        },
+        _ => false,
+    }
+}
