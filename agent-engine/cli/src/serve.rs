@@ -37,7 +37,7 @@ pub struct ServeArgs {
     /// Runs at once before `run` answers 429.
     #[arg(long)]
     pub max_concurrent_runs: Option<usize>,
-    /// Browser origin (scheme://host[:port]) whose pages may call the API (repeatable); also TANDEM_ALLOWED_ORIGINS (comma list).
+    /// Browser origin (scheme://host or scheme://host:port) whose pages may call the API (repeatable); also TANDEM_ALLOWED_ORIGINS (comma list).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub allow_origins: Vec<String>,
     /// `demo`: the default LLM profile is the scripted demo LLM on loopback (no provider needed).

@@ -5,7 +5,7 @@
 //! `tandem-protocol` whose field doc comments are the argument schema the model reads and into
 //! which the model's arguments are parsed, so the executor receives typed input.
 //!
-//! Depends on `tandem-sdk` (the [`Tool`](tandem_sdk::Tool) trait) and `tandem-protocol`; never
+//! Depends on `tandem-sdk` (the [`Tool`] trait) and `tandem-protocol`; never
 //! on servers or the desktop host. Entry point: [`default_tools`], the preset the default agent
 //! runs with (`terminal`, `file_editor`, `task_tracker`, `finish`, `think`, in that order).
 

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { artefactDir, scriptedLlmBin, tandemBin, uiDir } from "./paths.mjs";
 
 /**
- * One step of a scripted-llm script (see agent-engine/testkit/src/script.rs).
+ * One step of a scripted-llm script (see agent-engine/demo/src/script.rs).
  * @typedef {{ type: "reply", text?: string, tool_calls?: { name: string, arguments: Record<string, unknown> }[], delay_ms?: number }} ScriptStep
  */
 
