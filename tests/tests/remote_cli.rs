@@ -194,6 +194,54 @@ async fn socket_drops_against_tandem_serve_lose_and_double_nothing() {
     assert!(conv.live().borrow().connections >= 2, "it reconnected");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_a_conversation_with_nothing_to_run_on_a_server_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("server-home");
+    let server = tokio::task::spawn_blocking(move || TandemServer::start(&home, &[]))
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let ws = RemoteWorkspace::connect(&server.url, Some(KEY.into()), work.to_string_lossy())
+        .await
+        .unwrap();
+    // A conversation nobody has said anything in: the server answers its run with a 409.
+    let conv = ws
+        .create_conversation(&RemoteConversationOptions::new(AgentSpec::default_for(
+            LlmConfig::new("openai/fake"),
+        )))
+        .await
+        .unwrap();
+    let mut cmd = tokio::process::Command::new(tandem_bin().unwrap());
+    cmd.args([
+        "resume",
+        "--server",
+        &server.url,
+        "--session-key",
+        KEY,
+        conv.id(),
+    ])
+    .env("TANDEM_HOME", dir.path().join("cli-home"))
+    .env_remove("TANDEM_SERVER_URL")
+    .env_remove("TANDEM_SESSION_KEY")
+    .stdin(std::process::Stdio::null())
+    .kill_on_drop(true);
+    // As on this machine: the run does not start and the CLI says why, instead of waiting
+    // for it.
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("tandem resume returns")
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: nothing to run: send a message first"),
+        "{err}"
+    );
+}
+
 #[test]
 fn on_a_terminal_an_edited_command_runs_on_the_server_instead_of_the_agent_s() {
     let dir = tempfile::tempdir().unwrap();

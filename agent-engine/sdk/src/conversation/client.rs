@@ -15,8 +15,9 @@ use crate::error::{Result, SdkError};
 use crate::secrets::SecretSource;
 
 /// What a local and a remote conversation both offer. Errors are [`SdkError`]s: a remote
-/// conversation's arrive as [`SdkError::Remote`], except a run already in progress, which is
-/// [`SdkError::AlreadyRunning`] for both.
+/// conversation's arrive as [`SdkError::Remote`], except why a run does not start, which reads
+/// the same for both: [`SdkError::AlreadyRunning`] while one is in progress,
+/// [`SdkError::InvalidState`] when there is nothing to run or the conversation is broken.
 pub trait ConversationClient: Send + Sync {
     /// Where the conversation's run history stands (see [`run_mark`](Self::run_mark)).
     type RunMark: Send + Sync;

@@ -264,7 +264,9 @@ impl RemoteConversation {
     }
 
     /// Starts the run loop without waiting for it (`POST /run`), approving the actions that
-    /// wait; a server answers 409 ([`RemoteError::Conflict`]) while a run is in progress.
+    /// wait; a server answers 409 ([`RemoteError::Conflict`]) while a run is in progress, and a
+    /// Tandem server also when there is nothing to run or the conversation is broken (its
+    /// `code` tells which).
     pub async fn run(&self) -> RemoteResult<()> {
         self.shared.client.post(&self.path("/run"), None).await
     }
@@ -557,8 +559,13 @@ impl ConversationClient for RemoteConversation {
 
     async fn run(&self) -> Result<()> {
         match RemoteConversation::run(self).await {
-            // What a server answers while a run is in progress.
-            Err(RemoteError::Conflict(_)) => Err(SdkError::AlreadyRunning),
+            // A 409 is a run in progress or, on a Tandem server, a run that cannot start
+            // (nothing to run, a broken conversation): the errors a local conversation gives.
+            // Upstream's only 409 on run, without a code, is a run in progress.
+            Err(RemoteError::Conflict { detail, code }) => Err(match code.as_deref() {
+                None | Some("already_running") => SdkError::AlreadyRunning,
+                Some(_) => SdkError::InvalidState(detail),
+            }),
             other => Ok(other?),
         }
     }

@@ -37,8 +37,14 @@ pub enum RemoteError {
     #[error("not found: {0}")]
     NotFound(String),
     /// The request does not fit the conversation's state (HTTP 409).
-    #[error("conflict: {0}")]
-    Conflict(String),
+    #[error("conflict: {detail}")]
+    Conflict {
+        /// The server's `detail`.
+        detail: String,
+        /// The server's machine-readable `code`, when it sends one (a Tandem server says
+        /// `already_running` or `conflict`; upstream sends none).
+        code: Option<String>,
+    },
     /// Any other non-success HTTP answer.
     #[error("{method} {path} failed with HTTP {status}: {detail}")]
     Status {
@@ -89,7 +95,7 @@ impl RemoteError {
             Self::NotAnAgentServer { .. } => "not_an_agent_server",
             Self::Unauthorized { .. } => "unauthorized",
             Self::NotFound(_) => "not_found",
-            Self::Conflict(_) => "conflict",
+            Self::Conflict { .. } => "conflict",
             Self::Status { .. } => "http_status",
             Self::Decode { .. } => "bad_response",
             Self::Stream(_) => "stream",

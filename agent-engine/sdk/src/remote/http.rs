@@ -105,7 +105,10 @@ impl ServerClient {
                 url: self.base.clone(),
             },
             StatusCode::NOT_FOUND => RemoteError::NotFound(format!("{method} {path} ({detail})")),
-            StatusCode::CONFLICT => RemoteError::Conflict(detail),
+            StatusCode::CONFLICT => RemoteError::Conflict {
+                detail,
+                code: code_of(&body),
+            },
             _ => RemoteError::Status {
                 method: method.to_string(),
                 path: path.to_owned(),
@@ -227,6 +230,12 @@ fn detail_of(body: &str) -> String {
         },
         Err(_) => body.chars().take(200).collect(),
     }
+}
+
+/// The `code` of a JSON error body, if it has one.
+fn code_of(body: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(body).ok()?;
+    v.get("code")?.as_str().map(str::to_owned)
 }
 
 /// The error and its causes on one line (reqwest hides "connection refused" in a source).

@@ -35,6 +35,8 @@ struct Fake {
     post_run_frame: bool,
     /// The last `POST .../secrets` body.
     secrets: Arc<Mutex<Value>>,
+    /// When set, `POST .../run` answers 409 with this body.
+    run_conflict: Arc<Mutex<Option<Value>>>,
 }
 
 impl Fake {
@@ -47,6 +49,7 @@ impl Fake {
             steps,
             post_run_frame: true,
             secrets: Arc::default(),
+            run_conflict: Arc::default(),
         }
     }
 
@@ -188,6 +191,9 @@ async fn search(
 }
 
 async fn run(State(f): State<Fake>) -> Response {
+    if let Some(body) = f.run_conflict.lock().unwrap().clone() {
+        return (StatusCode::CONFLICT, axum::Json(body)).into_response();
+    }
     if *f.status.lock().unwrap() == "running" {
         let detail = json!({"detail": "Conversation already running"});
         return (StatusCode::CONFLICT, axum::Json(detail)).into_response();
@@ -458,4 +464,41 @@ async fn through_the_interface_a_server_s_answers_read_as_a_local_conversation_s
         panic!("not a remote error: {err}")
     };
     assert_eq!(remote.code(), "not_found", "{err}");
+}
+
+#[tokio::test]
+async fn a_server_s_409s_on_run_read_as_a_local_conversation_s_errors() {
+    let fake = Fake::new(1);
+    let url = start_fake(fake.clone()).await;
+    let ws = RemoteWorkspace::connect(&url, Some(KEY.into()), "/tmp")
+        .await
+        .unwrap();
+    let conv = ws.create_conversation(&options()).await.unwrap();
+    let run_answers = |body: Value| *fake.run_conflict.lock().unwrap() = Some(body);
+
+    // A Tandem server's run in progress (its ApiError::AlreadyRunning).
+    run_answers(json!({
+        "detail": "Conversation already running. Wait for completion or pause first.",
+        "code": "already_running",
+    }));
+    let err = ConversationClient::run(&conv).await.unwrap_err();
+    assert!(matches!(err, SdkError::AlreadyRunning), "{err}");
+
+    // A Tandem server's run that cannot start (its ApiError::Conflict from the local
+    // conversation's InvalidState): the same InvalidState, so nobody waits for that run.
+    run_answers(json!({"detail": "nothing to run: send a message first", "code": "conflict"}));
+    let err = ConversationClient::run(&conv).await.unwrap_err();
+    let SdkError::InvalidState(why) = &err else {
+        panic!("not InvalidState: {err:?}")
+    };
+    assert_eq!(why, "nothing to run: send a message first");
+    let err = ConversationClient::run_to_end(&conv).await.unwrap_err();
+    assert!(matches!(err, SdkError::InvalidState(_)), "{err}");
+
+    // Upstream's only 409 on run, which has no code, is a run in progress.
+    run_answers(json!({
+        "detail": "Conversation already running. Wait for completion or pause first."
+    }));
+    let err = ConversationClient::run(&conv).await.unwrap_err();
+    assert!(matches!(err, SdkError::AlreadyRunning), "{err}");
 }
