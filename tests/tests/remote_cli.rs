@@ -278,7 +278,8 @@ fn on_a_terminal_an_edited_command_runs_on_the_server_instead_of_the_agent_s() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("running your edited action") && stdout.contains("(edited): edited-7"),
+        stdout.contains("· running your edited action (medium risk)")
+            && stdout.contains("(edited): edited-7"),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -354,5 +355,48 @@ fn on_a_terminal_reject_then_quit_reads_the_same_locally_and_on_a_server() {
             !work.join("second-marker").exists(),
             "an unanswered action ran"
         );
+    }
+}
+
+#[test]
+fn on_a_terminal_a_refused_edit_reads_the_same_locally_and_on_a_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TandemServer::start(&dir.path().join("server-home"), &[])
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let mut env = Command::new("tandem");
+    env.env("TANDEM_HOME", dir.path().join("cli-home"))
+        .env_remove("LLM_MODEL")
+        .env_remove("TANDEM_SERVER_URL")
+        .env_remove("TANDEM_SESSION_KEY");
+    // "e", arguments the file editor refuses (no such command), then "q" at the prompt again.
+    let answers = b"e\n{\"command\": \"bogus\"}\nq\n";
+    for on_server in [false, true] {
+        let work = dir.path().join(if on_server { "remote" } else { "local" });
+        std::fs::create_dir_all(&work).unwrap();
+        let llm = ScriptedLlmServer::start(
+            Script::new([Step::tool_call(
+                "file_editor",
+                json!({"command": "view", "path": work, "security_risk": "LOW"}),
+            )])
+            .with_no_tools_text("Refused edit"),
+        );
+        let mut line = format!(
+            "'{}' run 'look around' --confirm always --workspace '{}' --model openai/fake --base-url '{}' --api-key x",
+            tandem_bin().unwrap().display(),
+            work.display(),
+            llm.base_url(),
+        );
+        if on_server {
+            line.push_str(&format!(" --server '{}' --session-key '{KEY}'", server.url));
+        }
+        let out = run_on_terminal(&env, &line, answers, Duration::from_secs(60));
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(3), "on_server={on_server}\n{shown}");
+        assert!(
+            shown.contains("✗ the edited action was refused, nothing ran: ")
+                && shown.contains("bogus"),
+            "on_server={on_server}\n{shown}"
+        );
+        assert!(!shown.contains("running your edited action"), "{shown}");
     }
 }

@@ -101,24 +101,17 @@ pub async fn follow<C: Followed>(conv: &C, message: Option<String>) -> Result<Ou
                         let mark = conv.run_mark();
                         match conv.approve_edited(&id, arguments).await {
                             Ok(risk) => {
-                                match conv.server() {
-                                    None => eprintln!(
-                                        "· running your edited action ({} risk)",
-                                        risk.as_str().to_ascii_lowercase()
-                                    ),
-                                    // Remote runs have never named the risk on this line.
-                                    Some(_) => eprintln!("· running your edited action"),
-                                }
+                                eprintln!(
+                                    "· running your edited action ({} risk)",
+                                    risk.as_str().to_ascii_lowercase()
+                                );
                                 start = Some(Start::Edited(mark));
                             }
-                            // Arguments the tool refuses: say why and ask again; nothing ran.
-                            Err(SdkError::InvalidArguments(why)) => {
-                                eprintln!("✗ the edited action was refused, nothing ran: {why}");
-                            }
-                            // Refused by the server (bad arguments, or an upstream server
-                            // without the route): nothing ran; ask again.
-                            Err(e @ SdkError::Remote(_)) => {
-                                eprintln!("✗ the edited action was not run: {e}");
+                            // Arguments the tool refuses, or a server that refuses the edit
+                            // (the same, or an upstream server without the route): say why
+                            // and ask again; nothing ran.
+                            Err(e @ (SdkError::InvalidArguments(_) | SdkError::Remote(_))) => {
+                                eprintln!("✗ the edited action was refused, nothing ran: {e}");
                             }
                             Err(e) => {
                                 eprintln!("error: {e}");

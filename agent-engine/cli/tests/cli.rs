@@ -184,7 +184,8 @@ fn on_a_terminal_an_edited_command_runs_instead_of_the_agent_s() {
     let (stdout, stderr) = text(&out);
     assert!(stdout.contains("[e]dit"), "{stdout}\n{stderr}");
     assert!(
-        stdout.contains("running your edited action") && stdout.contains("(edited): edited-5"),
+        stdout.contains("· running your edited action (medium risk)")
+            && stdout.contains("(edited): edited-5"),
         "{stdout}\n{stderr}"
     );
     assert!(env.workspace.path().join("edited-marker").exists());
