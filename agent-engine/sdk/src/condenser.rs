@@ -21,9 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{Result, SdkError};
 
-pub use view::{
-    ViewItem, has_unhandled_request, is_llm_visible, valid_cuts, view_events, view_items,
-};
+pub use view::{ViewItem, has_unhandled_request, is_llm_visible, valid_cuts, view_items};
 
 /// Upstream's default `max_size` for the agent server's condenser.
 pub const DEFAULT_MAX_SIZE: usize = 80;

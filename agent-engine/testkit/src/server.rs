@@ -92,23 +92,15 @@ struct ServerState {
     no_tools_text: Option<String>,
     scripted: usize,
     captured: Vec<CapturedRequest>,
-    /// Requests received in all, including any no longer kept in `captured`.
-    received: usize,
-    /// How many of the newest requests `captured` keeps.
-    capture_limit: usize,
     exhausted: usize,
     violations: Vec<String>,
 }
 
 impl ServerState {
-    /// Keeps `request` (dropping the oldest beyond the limit) and returns its number.
+    /// Keeps `request` and returns its number.
     fn record(&mut self, request: CapturedRequest) -> usize {
-        let number = self.received;
-        self.received += 1;
         self.captured.push(request);
-        let excess = self.captured.len().saturating_sub(self.capture_limit);
-        self.captured.drain(..excess);
-        number
+        self.captured.len() - 1
     }
 }
 
@@ -174,8 +166,6 @@ impl ScriptedLlmServer {
             no_tools_text,
             scripted: 0,
             captured: Vec::new(),
-            received: 0,
-            capture_limit: usize::MAX,
             exhausted: 0,
             violations: Vec::new(),
         }));
@@ -234,16 +224,6 @@ impl ScriptedLlmServer {
             .collect()
     }
 
-    /// Keeps only the newest `n` requests for [`requests`](Self::requests) and
-    /// [`captured`](Self::captured), so that a long-running server does not hold every request
-    /// it ever answered. Tests keep them all (the default).
-    pub fn keep_last_requests(&self, n: usize) {
-        let mut state = lock(&self.state);
-        state.capture_limit = n;
-        let excess = state.captured.len().saturating_sub(n);
-        state.captured.drain(..excess);
-    }
-
     /// Every request received (chat completions, models, unexpected paths), with headers.
     pub fn captured(&self) -> Vec<CapturedRequest> {
         lock(&self.state).captured.clone()
@@ -254,8 +234,7 @@ impl ScriptedLlmServer {
         self.requests().pop()
     }
 
-    /// How many completion requests were received (any protocol), of those still kept (see
-    /// [`keep_last_requests`](Self::keep_last_requests)).
+    /// How many completion requests were received (any protocol).
     pub fn request_count(&self) -> usize {
         lock(&self.state)
             .captured

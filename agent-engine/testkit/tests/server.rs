@@ -285,20 +285,3 @@ fn works_from_sync_code_and_stops_on_drop() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(std::net::TcpStream::connect(addr).is_err());
 }
-
-#[tokio::test]
-async fn a_long_running_server_keeps_only_its_newest_requests() {
-    let server = ScriptedLlmServer::start(Script::new([
-        Step::text("one"),
-        Step::text("two"),
-        Step::text("three"),
-    ]));
-    server.keep_last_requests(1);
-    for _ in 0..3 {
-        assert_eq!(post(&server, &request(false)).await.status(), 200);
-    }
-    assert_eq!(server.request_count(), 1);
-    server.keep_last_requests(0);
-    assert!(server.captured().is_empty());
-    assert!(!server.exhausted());
-}

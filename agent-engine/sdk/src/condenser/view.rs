@@ -56,12 +56,7 @@ fn forgotten_ids(events: &[Event]) -> HashSet<&str> {
         .collect()
 }
 
-/// The events the LLM sees, in order: visible kinds, minus everything a condensation forgot.
-pub fn view_events(events: &[Event]) -> Vec<&Event> {
-    let forgotten = forgotten_ids(events);
-    kept(events, &forgotten).collect()
-}
-
+/// The visible events no condensation forgot, in order.
 fn kept<'a>(events: &'a [Event], forgotten: &HashSet<&str>) -> impl Iterator<Item = &'a Event> {
     events
         .iter()
