@@ -13,6 +13,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 
 /// The session key the test servers accept.
 pub const KEY: &str = "e2e-key";
@@ -134,10 +136,9 @@ impl Child {
     /// Kills the whole group with SIGKILL and reaps the child.
     pub fn kill9(&mut self) {
         // The group we created at spawn: the child and everything it started.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.child.id())])
-            .stderr(Stdio::null())
-            .status();
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -5,6 +5,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
 /// Runs shell command `line` on a fresh pseudo-terminal (util-linux `script`) with the
 /// environment set on `env` (its program is not run), types `input` into it (the answers wait
 /// in the terminal's line buffer until the program reads them) and returns what it printed
@@ -41,7 +44,9 @@ pub fn run_on_terminal(env: &Command, line: &str, input: &[u8], timeout: Duratio
             out.unwrap_or_else(|e| panic!("waiting for `{line}`: {e}"))
         }
         Err(_) => {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            if let Ok(pid) = i32::try_from(pid) {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
             panic!("`{line}` did not finish within {timeout:?} on the terminal");
         }
     }

@@ -7,6 +7,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -32,17 +34,16 @@ impl Group {
         Self { child, name }
     }
 
-    fn signal_group(&self, sig: &str) {
-        let _ = Command::new("kill")
-            .args([sig, "--", &format!("-{}", self.child.id())])
-            .stderr(Stdio::null())
-            .status();
+    fn signal_group(&self, signal: Signal) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = killpg(Pid::from_raw(pid), signal);
+        }
     }
 }
 
 impl Drop for Group {
     fn drop(&mut self) {
-        self.signal_group("-TERM");
+        self.signal_group(Signal::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(3);
         while Instant::now() < deadline {
             if matches!(self.child.try_wait(), Ok(Some(_))) {
@@ -50,7 +51,7 @@ impl Drop for Group {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        self.signal_group("-KILL");
+        self.signal_group(Signal::SIGKILL);
         let _ = self.child.wait();
         eprintln!("stopped {}", self.name);
     }
