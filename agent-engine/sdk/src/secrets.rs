@@ -175,6 +175,35 @@ impl SecretSource {
         }
     }
 
+    /// Upstream's shape with the value, as its `secrets` maps hold it and
+    /// [`from_json`](Self::from_json) reads it: a static value without a description as a bare
+    /// string, else a `StaticSecret` / `LookupSecret` object. Only for handing the secret to an
+    /// agent server; what is stored or shown is [`redacted_json`](Self::redacted_json).
+    pub fn into_json(self) -> Value {
+        match self {
+            Self::Static {
+                value,
+                description: None,
+            } => Value::String(value),
+            Self::Static {
+                value,
+                description: Some(d),
+            } => serde_json::json!({"kind": "StaticSecret", "value": value, "description": d}),
+            Self::Lookup {
+                url,
+                headers,
+                description,
+            } => {
+                let mut o =
+                    serde_json::json!({"kind": "LookupSecret", "url": url, "headers": headers});
+                if let Some(d) = description {
+                    o["description"] = Value::String(d);
+                }
+                o
+            }
+        }
+    }
+
     /// The redacted form written to disk and sent to clients: never the value.
     pub fn redacted_json(&self) -> Value {
         match self {
@@ -424,6 +453,40 @@ mod tests {
             reg.masker().mask("v1 v2"),
             "<secret-hidden> <secret-hidden>"
         );
+    }
+
+    #[test]
+    fn writes_upstream_shapes_that_read_back_the_same() {
+        let sources = [
+            (
+                SecretSource::Static {
+                    value: "v1".into(),
+                    description: None,
+                },
+                serde_json::json!("v1"),
+            ),
+            (
+                SecretSource::Static {
+                    value: "v2".into(),
+                    description: Some("d".into()),
+                },
+                serde_json::json!({"kind": "StaticSecret", "value": "v2", "description": "d"}),
+            ),
+            (
+                SecretSource::Lookup {
+                    url: "http://127.0.0.1:1/x".into(),
+                    headers: [("Authorization".to_owned(), "Bearer z".to_owned())].into(),
+                    description: None,
+                },
+                serde_json::json!({"kind": "LookupSecret", "url": "http://127.0.0.1:1/x",
+                                   "headers": {"Authorization": "Bearer z"}}),
+            ),
+        ];
+        for (source, want) in sources {
+            let json = source.clone().into_json();
+            assert_eq!(json, want);
+            assert_eq!(SecretSource::from_json(&json).unwrap(), source);
+        }
     }
 
     #[test]

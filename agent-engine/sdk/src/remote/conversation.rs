@@ -399,7 +399,7 @@ impl RemoteConversation {
     pub async fn update_secrets(&self, secrets: Vec<(String, SecretSource)>) -> RemoteResult<()> {
         let secrets: serde_json::Map<String, Value> = secrets
             .into_iter()
-            .map(|(name, source)| (name, secret_json(source)))
+            .map(|(name, source)| (name, source.into_json()))
             .collect();
         let body = json!({"secrets": secrets});
         self.shared
@@ -499,31 +499,6 @@ fn message_json(message: &Message, run: bool) -> RemoteResult<Value> {
         o.insert("run".into(), json!(run));
     }
     Ok(v)
-}
-
-/// A secret as upstream's `secrets` maps hold it.
-fn secret_json(source: SecretSource) -> Value {
-    match source {
-        SecretSource::Static {
-            value,
-            description: None,
-        } => Value::String(value),
-        SecretSource::Static {
-            value,
-            description: Some(d),
-        } => json!({"kind": "StaticSecret", "value": value, "description": d}),
-        SecretSource::Lookup {
-            url,
-            headers,
-            description,
-        } => {
-            let mut o = json!({"kind": "LookupSecret", "url": url, "headers": headers});
-            if let Some(d) = description {
-                o["description"] = Value::String(d);
-            }
-            o
-        }
-    }
 }
 
 impl ConversationClient for RemoteConversation {
