@@ -1,6 +1,10 @@
 //! The argument schema the model reads, generated from a tool input's type, and the check of
 //! the enums it declares.
 
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use schemars::generate::SchemaSettings;
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema};
@@ -52,8 +56,22 @@ fn reflow(doc: &str) -> String {
 }
 
 /// The JSON schema of `T` as a tool's `parameters`: an inline object schema whose property
-/// descriptions are `T`'s field doc comments.
-pub fn parameters<T: JsonSchema>() -> Value {
+/// descriptions are `T`'s field doc comments. Generated once per type and then cloned: every
+/// conversation builds its tools, and generating walks the whole type with its transforms.
+pub fn parameters<T: JsonSchema + 'static>() -> Value {
+    static MADE: LazyLock<Mutex<HashMap<TypeId, Value>>> = LazyLock::new(Mutex::default);
+    let id = TypeId::of::<T>();
+    if let Some(made) = MADE.lock().ok().and_then(|m| m.get(&id).cloned()) {
+        return made;
+    }
+    let made = generate::<T>();
+    if let Ok(mut m) = MADE.lock() {
+        m.insert(id, made.clone());
+    }
+    made
+}
+
+fn generate<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft07()
         .with(|s| {
             s.inline_subschemas = true;
