@@ -290,6 +290,33 @@ fn on_a_terminal_an_edited_command_runs_on_the_server_instead_of_the_agent_s() {
     );
 }
 
+/// `tandem run <task> --confirm always` in `work` on a terminal (on `server` when given), with
+/// `answers` typed at its prompts; the CLI's home is `dir/cli-home`.
+fn run_on_a_terminal(
+    dir: &tempfile::TempDir,
+    task: &str,
+    work: &std::path::Path,
+    llm: &ScriptedLlmServer,
+    server: Option<&TandemServer>,
+    answers: &[u8],
+) -> Output {
+    let mut env = Command::new("tandem");
+    env.env("TANDEM_HOME", dir.path().join("cli-home"))
+        .env_remove("LLM_MODEL")
+        .env_remove("TANDEM_SERVER_URL")
+        .env_remove("TANDEM_SESSION_KEY");
+    let mut line = format!(
+        "'{}' run '{task}' --confirm always --workspace '{}' --model openai/fake --base-url '{}' --api-key x",
+        tandem_bin().unwrap().display(),
+        work.display(),
+        llm.base_url(),
+    );
+    if let Some(server) = server {
+        line.push_str(&format!(" --server '{}' --session-key '{KEY}'", server.url));
+    }
+    run_on_terminal(&env, &line, answers, Duration::from_secs(60))
+}
+
 #[test]
 fn on_a_terminal_reject_then_quit_reads_the_same_locally_and_on_a_server() {
     let dir = tempfile::tempdir().unwrap();
@@ -308,27 +335,20 @@ fn on_a_terminal_reject_then_quit_reads_the_same_locally_and_on_a_server() {
         ])
         .with_no_tools_text("Reject then quit")
     };
-    let mut env = Command::new("tandem");
-    env.env("TANDEM_HOME", dir.path().join("cli-home"))
-        .env_remove("LLM_MODEL")
-        .env_remove("TANDEM_SERVER_URL")
-        .env_remove("TANDEM_SESSION_KEY");
     // "n" with a reason the agent reads, then "q" at the next action's prompt.
     let answers = b"n\nnot that one\nq\n";
     for on_server in [false, true] {
         let work = dir.path().join(if on_server { "remote" } else { "local" });
         std::fs::create_dir_all(&work).unwrap();
         let llm = ScriptedLlmServer::start(script());
-        let mut line = format!(
-            "'{}' run 'make files' --confirm always --workspace '{}' --model openai/fake --base-url '{}' --api-key x",
-            tandem_bin().unwrap().display(),
-            work.display(),
-            llm.base_url(),
+        let out = run_on_a_terminal(
+            &dir,
+            "make files",
+            &work,
+            &llm,
+            on_server.then_some(&server),
+            answers,
         );
-        if on_server {
-            line.push_str(&format!(" --server '{}' --session-key '{KEY}'", server.url));
-        }
-        let out = run_on_terminal(&env, &line, answers, Duration::from_secs(60));
         // On a terminal, stderr (prompts, hints) and stdout (events) share the output.
         let shown = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(3), "on_server={on_server}\n{shown}");
@@ -363,11 +383,6 @@ fn on_a_terminal_a_refused_edit_reads_the_same_locally_and_on_a_server() {
     let dir = tempfile::tempdir().unwrap();
     let server = TandemServer::start(&dir.path().join("server-home"), &[])
         .unwrap_or_else(|e| panic!("{e:#}"));
-    let mut env = Command::new("tandem");
-    env.env("TANDEM_HOME", dir.path().join("cli-home"))
-        .env_remove("LLM_MODEL")
-        .env_remove("TANDEM_SERVER_URL")
-        .env_remove("TANDEM_SESSION_KEY");
     // "e", arguments the file editor refuses (no such command), then "q" at the prompt again.
     let answers = b"e\n{\"command\": \"bogus\"}\nq\n";
     for on_server in [false, true] {
@@ -380,16 +395,14 @@ fn on_a_terminal_a_refused_edit_reads_the_same_locally_and_on_a_server() {
             )])
             .with_no_tools_text("Refused edit"),
         );
-        let mut line = format!(
-            "'{}' run 'look around' --confirm always --workspace '{}' --model openai/fake --base-url '{}' --api-key x",
-            tandem_bin().unwrap().display(),
-            work.display(),
-            llm.base_url(),
+        let out = run_on_a_terminal(
+            &dir,
+            "look around",
+            &work,
+            &llm,
+            on_server.then_some(&server),
+            answers,
         );
-        if on_server {
-            line.push_str(&format!(" --server '{}' --session-key '{KEY}'", server.url));
-        }
-        let out = run_on_terminal(&env, &line, answers, Duration::from_secs(60));
         let shown = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(3), "on_server={on_server}\n{shown}");
         assert!(
