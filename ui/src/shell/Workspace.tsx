@@ -1,21 +1,29 @@
 // The panes of one open conversation: timeline (with the approval panel above it) and chat in
-// the middle, editor and terminal on the right.
-import { lazy, Suspense, useCallback, useEffect, useMemo } from "react";
+// the middle, editor or browser (tabs) and terminal on the right.
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { flushSync } from "react-dom";
 import { Group, Panel, Separator } from "react-resizable-panels";
 import { ApprovalPanel } from "../features/approvals/ApprovalPanel";
 import { PolicySwitch } from "../features/approvals/PolicySwitch";
 import { apiFor, useBackends, type Backend } from "../features/backends/backendStore";
+import { pendingHandoff } from "../features/browser/handoff";
+import { HandoffNotice } from "../features/browser/HandoffNotice";
+import { createBrowserApi } from "../features/browser/rest";
 import { ChatPane } from "../features/chat/ChatPane";
 import { StatusBar } from "../features/chat/StatusBar";
 import { TimelinePane } from "../features/timeline/TimelinePane";
 import { useConversationStream } from "../store/connect";
 import { convKey, useLive, useStreamState, useTimeline } from "../store/live";
 import { pendingApprovals, type TimelineInput } from "../store/timeline";
+import { REVEAL_PANE } from "../store/ui";
 import { setApproveHandler } from "./shortcuts";
 
 // Monaco and xterm are big: load them when a conversation is open, not at start-up.
 const EditorPane = lazy(() => import("./EditorPaneLoader"));
 const TerminalPane = lazy(() => import("../features/terminal/TerminalPane").then((m) => ({ default: m.TerminalPane })));
+const BrowserPane = lazy(() => import("../features/browser/BrowserPane").then((m) => ({ default: m.BrowserPane })));
+
+type RightTab = "editor" | "browser";
 
 /** A pane a server cannot serve (it lacks the capability, e.g. an upstream OpenHands server). */
 function NotOnThisServer({ children }: { children: string }) {
@@ -46,6 +54,31 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
     return () => setApproveHandler(null);
   }, [approveAll, pending.length]);
 
+  // The browser shares the editor's place; its socket is open only while it is shown, so a
+  // handoff request is noticed from the timeline (the agent's open request) instead.
+  const [rightTab, setRightTab] = useState<RightTab>("editor");
+  const handoff = useMemo(() => pendingHandoff(state), [state]);
+  const browserApi = useMemo(() => createBrowserApi({ baseUrl: backend.baseUrl, key: backend.key }), [backend.baseUrl, backend.key]);
+  const right = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = right.current;
+    if (!el) return;
+    // focusPane asks a hidden pane's owner to show it, then focuses it: show it synchronously.
+    const onReveal = (e: Event) => {
+      const pane = (e.target as HTMLElement).dataset.pane;
+      if (pane === "editor" || pane === "browser") flushSync(() => setRightTab(pane));
+    };
+    el.addEventListener(REVEAL_PANE, onReveal);
+    return () => el.removeEventListener(REVEAL_PANE, onReveal);
+  }, []);
+  const tabKeys = (e: KeyboardEvent) => {
+    if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+    e.preventDefault();
+    const next: RightTab = rightTab === "editor" ? "browser" : "editor";
+    setRightTab(next);
+    document.getElementById(`tab-${next}`)?.focus();
+  };
+
   return (
     <Group orientation="horizontal" className="panes">
       <Panel defaultSize="55%" minSize="25%">
@@ -55,6 +88,9 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
             <PolicySwitch api={api} conversationId={conversationId} policyKind={state.policy} />
           </div>
           {pending.length > 0 && <ApprovalPanel api={api} conversationId={conversationId} pending={pending} canEdit={!lacks("tandem_approve_edited_v1")} />}
+          {handoff && rightTab !== "browser" && (
+            <HandoffNotice handoff={handoff} api={browserApi} conversationId={conversationId} onShow={() => setRightTab("browser")} />
+          )}
           <section className="pane grow" data-pane="timeline" aria-label="Timeline" tabIndex={-1}>
             <TimelinePane state={state} />
           </section>
@@ -67,18 +103,63 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
       <Panel defaultSize="45%" minSize="15%">
         <Group orientation="vertical">
           <Panel defaultSize="62%" minSize="10%">
-            <section className="pane fill" data-pane="editor" aria-label="Editor" tabIndex={-1}>
-              {lacks("tandem_workspace_files_v1") ? (
-                <NotOnThisServer>
-                  This server has no workspace file API (it is not a Tandem server), so the editor cannot open its files. Every file edit of the agent is
-                  still in the timeline.
-                </NotOnThisServer>
-              ) : (
-                <Suspense fallback={<div className="empty">Loading editor…</div>}>
-                  <EditorPane api={api} conversationId={conversationId} eventsSeen={state.items.length} />
-                </Suspense>
-              )}
-            </section>
+            <div className="column-pane" ref={right}>
+              <div className="pane-tabs" role="tablist" aria-label="Editor or browser" onKeyDown={tabKeys}>
+                <button
+                  type="button"
+                  role="tab"
+                  id="tab-editor"
+                  aria-selected={rightTab === "editor"}
+                  aria-controls="panel-editor"
+                  tabIndex={rightTab === "editor" ? 0 : -1}
+                  className={`tab${rightTab === "editor" ? " on" : ""}`}
+                  onClick={() => setRightTab("editor")}
+                >
+                  Editor
+                </button>
+                <button
+                  type="button"
+                  role="tab"
+                  id="tab-browser"
+                  aria-selected={rightTab === "browser"}
+                  aria-controls="panel-browser"
+                  tabIndex={rightTab === "browser" ? 0 : -1}
+                  className={`tab${rightTab === "browser" ? " on" : ""}`}
+                  onClick={() => setRightTab("browser")}
+                >
+                  Browser
+                  {handoff && (
+                    <span className="badge warn" title={`The agent asks you to take over: ${handoff.reason}`}>
+                      needs you
+                    </span>
+                  )}
+                </button>
+              </div>
+              <section className="pane grow" id="panel-editor" role="tabpanel" hidden={rightTab !== "editor"} data-pane="editor" aria-label="Editor" tabIndex={-1}>
+                {lacks("tandem_workspace_files_v1") ? (
+                  <NotOnThisServer>
+                    This server has no workspace file API (it is not a Tandem server), so the editor cannot open its files. Every file edit of the agent is
+                    still in the timeline.
+                  </NotOnThisServer>
+                ) : (
+                  <Suspense fallback={<div className="empty">Loading editor…</div>}>
+                    <EditorPane api={api} conversationId={conversationId} eventsSeen={state.items.length} />
+                  </Suspense>
+                )}
+              </section>
+              <section className="pane grow" id="panel-browser" role="tabpanel" hidden={rightTab !== "browser"} data-pane="browser" aria-label="Browser" tabIndex={-1}>
+                {rightTab !== "browser" ? null : lacks("tandem_browser_socket_v1") ? (
+                  <NotOnThisServer>
+                    This server has no browser socket (it is not a Tandem server), so the agent's browser cannot be shown live here. Every browser action of the
+                    agent, with its screenshot, is still in the timeline.
+                  </NotOnThisServer>
+                ) : (
+                  <Suspense fallback={<div className="empty">Loading browser…</div>}>
+                    <BrowserPane backend={backend} conversationId={conversationId} />
+                  </Suspense>
+                )}
+              </section>
+            </div>
           </Panel>
           <Separator className="separator horizontal" />
           <Panel defaultSize="38%" minSize="10%">

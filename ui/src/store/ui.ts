@@ -39,12 +39,16 @@ export const useUi = create<UiStore>()((set) => ({
 }));
 
 /** Pane ids for focus shortcuts (Ctrl+1..6) and the help overlay. */
-export const PANES = ["conversations", "timeline", "chat", "editor", "terminal", "approvals"] as const;
+export const PANES = ["conversations", "timeline", "chat", "editor", "terminal", "browser", "approvals"] as const;
 export type PaneId = (typeof PANES)[number];
+
+/** Sent (bubbling) from a hidden pane that is about to be focused: whoever hides it shows it. */
+export const REVEAL_PANE = "tandem:reveal-pane";
 
 export function focusPane(id: PaneId): void {
   const el = document.querySelector<HTMLElement>(`[data-pane="${id}"]`);
   if (!el) return;
+  if (el.hidden) el.dispatchEvent(new CustomEvent(REVEAL_PANE, { bubbles: true }));
   const target = el.querySelector<HTMLElement>("[data-autofocus]") ?? el;
   target.focus();
 }

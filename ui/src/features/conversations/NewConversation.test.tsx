@@ -1,10 +1,10 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setHostForTests } from "../../host";
 import { createBrowserHost } from "../../host/browser";
 import { useBackends, type Backend } from "../backends/backendStore";
-import { NewConversation, defaultWorkspace } from "./NewConversation";
+import { NewConversation, defaultWorkspace, offersBrowserTools } from "./NewConversation";
 
 const backend: Backend = { id: "local", name: "This server", kind: "local", baseUrl: "http://127.0.0.1:1", key: "k" };
 
@@ -65,5 +65,43 @@ describe("NewConversation", () => {
     fireEvent.change(field, { target: { value: "/tmp/x" } });
     serverSays({ home_dir: "/home/bob" });
     expect(field.value).toBe("/tmp/x");
+  });
+
+  describe("browser tools", () => {
+    afterEach(() => vi.unstubAllGlobals());
+
+    /** Starts the conversation and returns the tools the request asked for. */
+    async function startAndReadTools(): Promise<string[]> {
+      let body: { agent?: { tools?: { name: string }[] } } | null = null;
+      vi.stubGlobal("fetch", async (req: Request) => {
+        body = (await req.json()) as typeof body;
+        return new Response(JSON.stringify({ id: "c1" }), { status: 201, headers: { "content-type": "application/json" } });
+      });
+      fireEvent.click(screen.getByRole("button", { name: "Start" }));
+      await waitFor(() => expect(body).not.toBeNull());
+      return (body!.agent?.tools ?? []).map((t) => t.name);
+    }
+
+    it("are on by default when the server has them", async () => {
+      serverSays({ home_dir: "/home/ann", usable_tools: ["terminal", "file_editor", "browser_tool_set"] });
+      renderForm();
+      expect((screen.getByLabelText(/Browser tools/) as HTMLInputElement).checked).toBe(true);
+      expect(await startAndReadTools()).toEqual(["terminal", "file_editor", "task_tracker", "browser_tool_set"]);
+    });
+
+    it("can be left out", async () => {
+      serverSays({ home_dir: "/home/ann", usable_tools: ["terminal", "browser_tool_set"] });
+      renderForm();
+      fireEvent.click(screen.getByLabelText(/Browser tools/));
+      expect(await startAndReadTools()).toEqual(["terminal", "file_editor", "task_tracker"]);
+    });
+
+    it("are not offered by a server that lists its tools without them", async () => {
+      serverSays({ home_dir: "/home/ann", usable_tools: ["terminal", "file_editor"] });
+      renderForm();
+      expect(screen.queryByLabelText(/Browser tools/)).toBeNull();
+      expect(await startAndReadTools()).toEqual(["terminal", "file_editor", "task_tracker"]);
+      expect(offersBrowserTools(undefined)).toBe(true);
+    });
   });
 });

@@ -18,6 +18,28 @@ export function defaultWorkspace(last: string | null | undefined, info: ServerIn
   return typeof home === "string" ? home : "";
 }
 
+/** The upstream tool set that gives the agent a browser (navigate, click, type, …). */
+export const BROWSER_TOOL_SET = "browser_tool_set";
+
+/**
+ * Whether the server can give the agent a browser: it lists `browser_tool_set` among its
+ * usable tools. Unknown (no info yet, or a server that lists none) counts as yes: the server
+ * names a tool it lacks when the conversation starts.
+ */
+export function offersBrowserTools(info: ServerInfoView | undefined): boolean {
+  const tools = info?.usable_tools;
+  return !Array.isArray(tools) || tools.length === 0 || tools.includes(BROWSER_TOOL_SET);
+}
+
+/** The agent spec with the browser tools added to its tools. */
+export function withBrowserTools<A>(agent: A): A {
+  // Boundary: the generated agent type is a large union; every variant has `tools`.
+  const a = agent as unknown as { tools?: { name: string; params: Record<string, unknown> }[] };
+  const tools = a.tools ?? [];
+  if (tools.some((t) => t.name === BROWSER_TOOL_SET)) return agent;
+  return { ...a, tools: [...tools, { name: BROWSER_TOOL_SET, params: {} }] } as unknown as A;
+}
+
 export function NewConversation({ backend, onCreated, onCancel }: { backend: Backend; onCreated(id: string): void; onCancel(): void }) {
   const settings = useSettings();
   const health = useBackends((s) => s.health[backend.id]);
@@ -30,6 +52,8 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
   const [task, setTask] = useState("");
   const [profileId, setProfileId] = useState<string>(settings.defaultProfileId ?? "");
   const [policy, setPolicy] = useState<PolicyChoice>(settings.policy);
+  const browserOffered = offersBrowserTools(health?.info);
+  const [browser, setBrowser] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const { create } = useConversationMutations(backend);
 
@@ -37,7 +61,8 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
     setError(null);
     try {
       const profile = settings.profiles.find((p) => p.id === profileId) ?? null;
-      const agent = await agentFor(profile, health?.info?.llm_model);
+      const base = await agentFor(profile, health?.info?.llm_model);
+      const agent = browser && browserOffered ? withBrowserTools(base) : base;
       const info = await create.mutateAsync({
         agent,
         workspace: { kind: "LocalWorkspace", working_dir: folder.trim() },
@@ -111,6 +136,12 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
           </select>
         </label>
       </div>
+      {browserOffered && (
+        <label className="inline">
+          <input type="checkbox" checked={browser} onChange={(e) => setBrowser(e.target.checked)} /> Browser tools (the agent can browse the web; you can
+          watch and take over)
+        </label>
+      )}
       {backend.kind === "local" && (
         <p className="hint">Local mode runs the agent's commands on this machine, in the workspace folder.</p>
       )}

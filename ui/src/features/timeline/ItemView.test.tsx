@@ -1,4 +1,4 @@
-import { render, screen } from "@testing-library/react";
+import { fireEvent, render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { WireEvent } from "../../api/types";
 import { initialTimeline, timelineReducer } from "../../store/timeline";
@@ -51,4 +51,86 @@ describe("timeline rows", () => {
     expect(container.querySelector(".headline")?.textContent).toContain(message);
     expect(container.querySelector(".result")).toBeNull();
   });
+
+  it("shows a browser step with its observation and a screenshot thumbnail that enlarges", () => {
+    const a = browserAction("browser_get_state", { include_screenshot: true });
+    const obs = browserObservation(a, '{"url": "http://127.0.0.1:9/login.html"}', PNG);
+    const [item] = items([a, obs]);
+    render(<ItemView item={item!} pending={false} />);
+    expect(document.querySelector(".headline")?.textContent).toBe("read the page's state, with a screenshot");
+    expect(document.querySelector(".obs-text")?.textContent).toContain("login.html");
+    const thumb = screen.getByRole("button", { name: "Enlarge the screenshot: after browser_get_state" });
+    expect((thumb.querySelector("img") as HTMLImageElement).src).toBe(`data:image/png;base64,${PNG}`);
+    fireEvent.click(thumb);
+    const dialog = screen.getByRole("dialog", { name: "Screenshot: after browser_get_state" });
+    expect((dialog.querySelector("img.shot-full") as HTMLImageElement).src).toBe(`data:image/png;base64,${PNG}`);
+    fireEvent.keyDown(dialog, { key: "Escape" });
+    expect(screen.queryByRole("dialog")).toBeNull();
+  });
+
+  it("tells a JPEG screenshot by its first bytes, and shows no picture for unknown data", () => {
+    const a = browserAction("browser_navigate", { url: "http://127.0.0.1:9/" });
+    const [jpeg] = items([a, browserObservation(a, "Navigated", JPEG)]);
+    render(<ItemView item={jpeg!} pending={false} />);
+    expect((screen.getByRole("img") as HTMLImageElement).src).toBe(`data:image/jpeg;base64,${JPEG}`);
+    expect(document.querySelector(".headline")?.textContent).toBe("open http://127.0.0.1:9/");
+    const b = browserAction("browser_navigate", { url: "http://127.0.0.1:9/" });
+    const [odd] = items([b, browserObservation(b, "Navigated", "R0lGODlh")]);
+    const { container } = render(<ItemView item={odd!} pending={false} />);
+    expect(container.querySelector("img")).toBeNull();
+    expect(container.textContent).toContain("a screenshot in an unknown format");
+  });
+
+  it("marks the agent's handoff request as waiting for the person", () => {
+    const a = browserAction("browser_request_handoff", { reason: "Please log in" });
+    const [item] = items([a]);
+    render(<ItemView item={item!} pending={false} />);
+    expect(screen.getByText("waiting for you")).toBeTruthy();
+    expect(screen.queryByText("running…")).toBeNull();
+    expect(document.querySelector(".headline")?.textContent).toBe("ask you to take over the browser: Please log in");
+  });
+
+  it("records who took the browser and the note it was handed back with", () => {
+    const took = control({ driver: "person", url: "http://127.0.0.1:9/login.html", title: "Log in", reason: "Please log in" });
+    const back = control({ driver: "agent", url: "http://127.0.0.1:9/welcome.html", title: "Welcome", note: "Logged in as ann" });
+    const [t, b] = items([took, back]);
+    const { container } = render(
+      <>
+        <ItemView item={t!} pending={false} />
+        <ItemView item={b!} pending={false} />
+      </>,
+    );
+    expect([...container.querySelectorAll(".browser-control")].map((e) => e.textContent)).toEqual([
+      "You took control of the browser at Log in (the agent asked: Please log in)",
+      "You handed the browser back: Logged in as ann",
+    ]);
+  });
 });
+
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const JPEG = "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQgKDBQNDAsLDBkSEw8UHRofHh0aHBwgJC4nICIsIxwcKDcpLDAxNDQ0Hyc5PTgyPC4zNDL/";
+
+function browserAction(tool: string, args: Record<string, unknown>): WireEvent {
+  const a = E.action(tool) as unknown as Record<string, unknown>;
+  const id = `call_${String(a.id)}`;
+  return {
+    ...a,
+    tool_name: tool,
+    tool_call_id: id,
+    tool_call: { id, name: tool, arguments: JSON.stringify(args), origin: "completion" },
+    action: { ...args, kind: "BrowserAction" },
+    summary: `${tool}: ${JSON.stringify(args)}`,
+  } as unknown as WireEvent;
+}
+
+function browserObservation(a: WireEvent, text: string, screenshot: string): WireEvent {
+  return {
+    ...E.observation(a, text),
+    tool_name: (a as { tool_name?: string }).tool_name,
+    observation: { kind: "BrowserObservation", content: [{ type: "text", text }], is_error: false, screenshot_data: screenshot },
+  } as unknown as WireEvent;
+}
+
+function control(value: Record<string, unknown>): WireEvent {
+  return { ...E.status("running"), key: "browser_control", value } as unknown as WireEvent;
+}

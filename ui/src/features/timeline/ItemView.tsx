@@ -1,12 +1,15 @@
 // One timeline row. Actions show with their answer; terminal output keeps its colours; file
-// edits show as diffs; thinking is collapsed; errors and rejections are marked.
+// edits show as diffs; browser steps show their screenshot; thinking is collapsed; errors and
+// rejections are marked.
 import { memo } from "react";
 import Markdown from "react-markdown";
 import remarkGfm from "remark-gfm";
 import type { ActionEvent, MessageEvent, ObservationEvent, WireEvent } from "../../api/types";
 import { messageText, type ActionResult, type TimelineItem } from "../../store/timeline";
+import { HANDOFF_TOOL } from "../browser/handoff";
+import { Screenshot } from "../browser/Screenshot";
 import { AnsiText } from "./AnsiText";
-import { actionArguments, actionHeadline, contentText } from "./describe";
+import { actionArguments, actionHeadline, browserControlText, contentText } from "./describe";
 import { FileDiffView } from "./FileDiffView";
 import { RiskBadge } from "./RiskBadge";
 
@@ -68,6 +71,14 @@ function ObservationBody({ ev }: { ev: ObservationEvent }) {
       </>
     );
   }
+  if (obs.kind === "BrowserObservation" && typeof obs.screenshot_data === "string" && obs.screenshot_data) {
+    return (
+      <>
+        {text && <pre className="obs-text">{text}</pre>}
+        <Screenshot data={obs.screenshot_data} label={`after ${ev.tool_name}`} />
+      </>
+    );
+  }
   return <pre className="obs-text">{text}</pre>;
 }
 
@@ -101,7 +112,8 @@ export function ActionView({ ev, result, pending }: { ev: ActionEvent; result?: 
         <span className="tool">{ev.tool_name}</span>
         <RiskBadge risk={ev.security_risk} />
         {pending && <span className="badge waiting">awaiting approval</span>}
-        {!pending && !result && <span className="badge running">running…</span>}
+        {!pending && !result && ev.tool_name === HANDOFF_TOOL && <span className="badge waiting">waiting for you</span>}
+        {!pending && !result && ev.tool_name !== HANDOFF_TOOL && <span className="badge running">running…</span>}
         <span className="ts">{time(ev.timestamp)}</span>
       </div>
       {thought && <div className="thought">{thought}</div>}
@@ -176,13 +188,16 @@ export const ItemView = memo(function ItemView({ item, pending }: { item: Timeli
           <ResultView r={item.event} />
         </div>
       );
-    case "state":
+    case "state": {
+      const browser = item.event.key === "browser_control" ? browserControlText(item.event.value) : null;
+      if (browser) return <div className="item marker browser-control">{browser}</div>;
       return (
         <div className="item state">
           {item.event.key}
           {typeof item.event.value === "string" ? ` → ${item.event.value}` : ""}
         </div>
       );
+    }
     case "other":
       return <OtherView ev={item.event} />;
   }

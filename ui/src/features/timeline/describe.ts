@@ -27,11 +27,69 @@ export function actionArguments(ev: ActionEvent): Record<string, unknown> {
 /** One line saying what the action does: the command, the file, or the summary. */
 export function actionHeadline(ev: ActionEvent): string {
   const a = actionArguments(ev);
+  const browser = browserHeadline(ev.tool_name, a);
+  if (browser) return browser;
   if (typeof a.command === "string" && ev.tool_name === "terminal") return a.command;
   if (typeof a.path === "string") return `${typeof a.command === "string" ? a.command + " " : ""}${a.path}`;
   if (typeof a.message === "string") return a.message;
   if (typeof a.thought === "string") return a.thought;
   return ev.summary ?? ev.tool_name;
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : "");
+
+/** A browser tool's action in words (upstream's summary is the tool name and raw JSON); null for other tools. */
+export function browserHeadline(tool: string, a: Record<string, unknown>): string | null {
+  const inNewTab = a.new_tab === true ? " in a new tab" : "";
+  switch (tool) {
+    case "browser_navigate":
+      return `open ${str(a.url)}${inNewTab}`;
+    case "browser_click":
+      return `click element ${str(a.index)}${inNewTab}`;
+    case "browser_type":
+      return `type ${JSON.stringify(str(a.text))} into element ${str(a.index)}`;
+    case "browser_get_state":
+      return a.include_screenshot === true ? "read the page's state, with a screenshot" : "read the page's state";
+    case "browser_get_content":
+      return "read the page's content";
+    case "browser_scroll":
+      return `scroll ${str(a.direction) || "down"}`;
+    case "browser_go_back":
+      return "go back";
+    case "browser_list_tabs":
+      return "list the tabs";
+    case "browser_switch_tab":
+      return `switch to tab ${str(a.tab_id)}`;
+    case "browser_close_tab":
+      return `close tab ${str(a.tab_id)}`;
+    case "browser_get_storage":
+      return "read cookies and storage";
+    case "browser_set_storage":
+      return "restore cookies and storage";
+    case "browser_start_recording":
+      return "start recording";
+    case "browser_stop_recording":
+      return "stop recording";
+    case "browser_request_handoff":
+      return `ask you to take over the browser: ${str(a.reason)}`;
+    default:
+      return null;
+  }
+}
+
+/**
+ * The line for a `browser_control` state update (the person took the browser or handed it
+ * back), or null when `value` is not one.
+ */
+export function browserControlText(value: unknown): string | null {
+  if (typeof value !== "object" || value === null) return null;
+  const v = value as Record<string, unknown>;
+  const where = str(v.title) || str(v.url) || "a blank page";
+  const note = str(v.note).trim();
+  const reason = str(v.reason).trim();
+  if (v.driver === "person") return `You took control of the browser at ${where}${reason ? ` (the agent asked: ${reason})` : ""}`;
+  if (v.driver === "agent") return note ? `You handed the browser back: ${note}` : `You handed the browser back at ${where}`;
+  return null;
 }
 
 export function resultText(r: ActionResult): string {
@@ -50,6 +108,7 @@ export function itemText(item: TimelineItem): string {
     case "result":
       return resultText(item.event);
     case "state":
+      if (item.event.key === "browser_control") return browserControlText(item.event.value) ?? "browser_control";
       return `${item.event.key ?? ""} ${typeof item.event.value === "string" ? item.event.value : ""}`;
     case "other":
       return otherText(item.event);

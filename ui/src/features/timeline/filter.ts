@@ -27,7 +27,8 @@ export function kindOf(item: TimelineItem): KindFilter {
     case "result":
       return item.event.kind === "ObservationEvent" && !item.event.observation.is_error ? "action" : "error";
     case "state":
-      return "state";
+      // Who drives the browser is history the person reviews, not noise: shown by default.
+      return item.event.key === "browser_control" ? "other" : "state";
     case "other":
       return item.event.kind === "ConversationErrorEvent" ? "error" : "other";
   }
