@@ -5,7 +5,8 @@ import { until, visible } from "./browser.mjs";
 /**
  * Starts a conversation from the conversations pane and waits until it is open and live.
  * @param {import("playwright-core").Page} page
- * @param {{ folder: string, task?: string, policy: "always" | "risky" | "never" }} o
+ * `browserTools: true` ticks "Browser tools" (and fails if the server does not offer them).
+ * @param {{ folder: string, task?: string, policy: "always" | "risky" | "never", browserTools?: boolean }} o
  */
 export async function startConversation(page, o) {
   await page.getByRole("button", { name: "New", exact: true }).click();
@@ -13,6 +14,7 @@ export async function startConversation(page, o) {
   await form.getByLabel("Workspace folder (on the server)").fill(o.folder);
   if (o.task) await form.getByLabel("Task (optional; starts the agent)").fill(o.task);
   await form.getByLabel("Ask before acting").selectOption(o.policy);
+  if (o.browserTools) await (await visible(form.getByLabel("Browser tools"), "the Browser tools checkbox")).check();
   await form.getByRole("button", { name: "Start" }).click();
   await visible(page.getByRole("status", { name: "Conversation status" }).getByText("Live"), "the conversation's event stream to be live", 20_000);
 }
