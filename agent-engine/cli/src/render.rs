@@ -30,7 +30,19 @@ pub fn describe_action(action: &Action) -> String {
         Action::TaskTracker(t) => t.command.clone(),
         Action::Think(t) => first_line(&t.thought, 100),
         Action::Finish(f) => first_line(&f.message, 100),
+        Action::BrowserNavigate(b) => format!("open {}", first_line(&b.url, 100)),
+        Action::BrowserClick(b) => format!("click [{}]", b.index),
+        // Not the text: it may be a password.
+        Action::BrowserType(b) => format!("type into [{}]", b.index),
+        Action::BrowserScroll(b) => format!("scroll {}", b.direction),
+        Action::BrowserSwitchTab(b) => format!("tab {}", b.tab_id),
+        Action::BrowserCloseTab(b) => format!("close tab {}", b.tab_id),
+        Action::BrowserRequestHandoff(b) => {
+            format!("needs a person: {}", first_line(&b.reason, 100))
+        }
         Action::Unknown(v) => first_line(&v.to_string(), 100),
+        // The tool name already says what the rest do.
+        _ => String::new(),
     }
 }
 

@@ -7,8 +7,14 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::Extra;
 use crate::kind::tagged_enum;
+use crate::{
+    BrowserClickAction, BrowserCloseTabAction, BrowserGetContentAction, BrowserGetStateAction,
+    BrowserGetStorageAction, BrowserGoBackAction, BrowserListTabsAction, BrowserNavigateAction,
+    BrowserRequestHandoffAction, BrowserScrollAction, BrowserSetStorageAction,
+    BrowserStartRecordingAction, BrowserStopRecordingAction, BrowserSwitchTabAction,
+    BrowserTypeAction, Extra,
+};
 
 /// Run a command in the agent's persistent shell, or send input to the running one.
 ///
@@ -171,5 +177,35 @@ tagged_enum! {
         Think(ThinkAction) = "ThinkAction",
         /// `finish`.
         Finish(FinishAction) = "FinishAction",
+        /// `browser_navigate`.
+        BrowserNavigate(BrowserNavigateAction) = "BrowserNavigateAction",
+        /// `browser_click`.
+        BrowserClick(BrowserClickAction) = "BrowserClickAction",
+        /// `browser_type`.
+        BrowserType(BrowserTypeAction) = "BrowserTypeAction",
+        /// `browser_get_state`.
+        BrowserGetState(BrowserGetStateAction) = "BrowserGetStateAction",
+        /// `browser_get_content`.
+        BrowserGetContent(BrowserGetContentAction) = "BrowserGetContentAction",
+        /// `browser_scroll`.
+        BrowserScroll(BrowserScrollAction) = "BrowserScrollAction",
+        /// `browser_go_back`.
+        BrowserGoBack(BrowserGoBackAction) = "BrowserGoBackAction",
+        /// `browser_list_tabs`.
+        BrowserListTabs(BrowserListTabsAction) = "BrowserListTabsAction",
+        /// `browser_switch_tab`.
+        BrowserSwitchTab(BrowserSwitchTabAction) = "BrowserSwitchTabAction",
+        /// `browser_close_tab`.
+        BrowserCloseTab(BrowserCloseTabAction) = "BrowserCloseTabAction",
+        /// `browser_get_storage`.
+        BrowserGetStorage(BrowserGetStorageAction) = "BrowserGetStorageAction",
+        /// `browser_set_storage`.
+        BrowserSetStorage(BrowserSetStorageAction) = "BrowserSetStorageAction",
+        /// `browser_start_recording`.
+        BrowserStartRecording(BrowserStartRecordingAction) = "BrowserStartRecordingAction",
+        /// `browser_stop_recording`.
+        BrowserStopRecording(BrowserStopRecordingAction) = "BrowserStopRecordingAction",
+        /// `browser_request_handoff`.
+        BrowserRequestHandoff(BrowserRequestHandoffAction) = "BrowserRequestHandoffAction",
     }
 }

@@ -14,6 +14,7 @@
 
 mod action;
 pub mod api;
+mod browser;
 mod event;
 mod kind;
 mod message;
@@ -25,6 +26,13 @@ pub mod tool_io;
 pub use action::{
     Action, FileEditorAction, FinishAction, TaskItem, TaskTrackerAction, TerminalAction,
     ThinkAction,
+};
+pub use browser::{
+    BrowserClickAction, BrowserCloseTabAction, BrowserGetContentAction, BrowserGetStateAction,
+    BrowserGetStorageAction, BrowserGoBackAction, BrowserListTabsAction, BrowserNavigateAction,
+    BrowserObservation, BrowserRequestHandoffAction, BrowserScrollAction, BrowserSetStorageAction,
+    BrowserStartRecordingAction, BrowserStopRecordingAction, BrowserSwitchTabAction,
+    BrowserTypeAction,
 };
 pub use event::{
     ActionEvent, AgentErrorEvent, Condensation, CondensationRequest, ConversationErrorEvent,
@@ -48,6 +56,10 @@ pub use tool_io::{ToolInput, ToolOutput};
 /// A JSON object: the unknown fields a type keeps so that they are written back unchanged.
 pub type Extra = serde_json::Map<String, serde_json::Value>;
 
+pub use api::{
+    BrowserClientFrame, BrowserDriver, BrowserHandoff, BrowserServerFrame, BrowserState,
+    BrowserTab, HandBackRequest,
+};
 pub use api::{
     ActivateProfileResponse, ChatChunkChoice, ChatCompletionChunk, ChatDelta, InputTokensDetails,
     OutputTokensDetails, ProfileDetailResponse, ProfileInfo, ProfileListResponse,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::kind::tagged_enum;
-use crate::{Content, Extra, TaskItem};
+use crate::{BrowserObservation, Content, Extra, TaskItem};
 
 /// Facts about the shell after a terminal command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -178,6 +178,8 @@ tagged_enum! {
         Think(ThinkObservation) = "ThinkObservation",
         /// `finish`.
         Finish(FinishObservation) = "FinishObservation",
+        /// Every `browser_*` tool.
+        Browser(BrowserObservation) = "BrowserObservation",
     }
 }
 
@@ -190,6 +192,7 @@ impl Observation {
             Self::TaskTracker(o) => o.content.clone(),
             Self::Think(o) => o.content.clone(),
             Self::Finish(o) => o.content.clone(),
+            Self::Browser(o) => o.content.clone(),
             Self::Unknown(v) => v
                 .get("content")
                 .and_then(|c| serde_json::from_value(c.clone()).ok())
@@ -205,6 +208,7 @@ impl Observation {
             Self::TaskTracker(o) => Some(&mut o.content),
             Self::Think(o) => Some(&mut o.content),
             Self::Finish(o) => Some(&mut o.content),
+            Self::Browser(o) => Some(&mut o.content),
             Self::Unknown(_) => None,
         }
     }
@@ -217,6 +221,7 @@ impl Observation {
             Self::TaskTracker(o) => o.is_error,
             Self::Think(o) => o.is_error,
             Self::Finish(o) => o.is_error,
+            Self::Browser(o) => o.is_error,
             Self::Unknown(v) => v.get("is_error").and_then(|e| e.as_bool()).unwrap_or(false),
         }
     }

@@ -16,9 +16,13 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::{
-    Action, Content, FileEditorAction, FileEditorObservation, FinishAction, FinishObservation,
-    Observation, TaskTrackerAction, TaskTrackerObservation, TerminalAction, TerminalObservation,
-    ThinkAction, ThinkObservation,
+    Action, BrowserClickAction, BrowserCloseTabAction, BrowserGetContentAction,
+    BrowserGetStateAction, BrowserGetStorageAction, BrowserGoBackAction, BrowserListTabsAction,
+    BrowserNavigateAction, BrowserObservation, BrowserRequestHandoffAction, BrowserScrollAction,
+    BrowserSetStorageAction, BrowserStartRecordingAction, BrowserStopRecordingAction,
+    BrowserSwitchTabAction, BrowserTypeAction, Content, FileEditorAction, FileEditorObservation,
+    FinishAction, FinishObservation, Observation, TaskTrackerAction, TaskTrackerObservation,
+    TerminalAction, TerminalObservation, ThinkAction, ThinkObservation,
 };
 
 mod arguments;
@@ -75,8 +79,8 @@ pub fn parse<T: DeserializeOwned + Serialize>(
     Ok(input)
 }
 
-macro_rules! tool_io {
-    ($($input:ident => $variant:ident / $output:ident),* $(,)?) => {$(
+macro_rules! tool_inputs {
+    ($($input:ident => $variant:ident),* $(,)?) => {$(
         impl ToolInput for $input {
             const KIND: &'static str = stringify!($input);
 
@@ -87,7 +91,12 @@ macro_rules! tool_io {
                 }
             }
         }
+    )*};
+}
 
+// Apart from the inputs: all browser tools answer with one observation type.
+macro_rules! tool_outputs {
+    ($($output:ident),* $(,)?) => {$(
         impl ToolOutput for $output {
             const KIND: &'static str = stringify!($output);
 
@@ -121,10 +130,34 @@ macro_rules! failure {
     };
 }
 
-tool_io! {
-    TerminalAction => Terminal / TerminalObservation,
-    FileEditorAction => FileEditor / FileEditorObservation,
-    TaskTrackerAction => TaskTracker / TaskTrackerObservation,
-    ThinkAction => Think / ThinkObservation,
-    FinishAction => Finish / FinishObservation,
+tool_inputs! {
+    TerminalAction => Terminal,
+    FileEditorAction => FileEditor,
+    TaskTrackerAction => TaskTracker,
+    ThinkAction => Think,
+    FinishAction => Finish,
+    BrowserNavigateAction => BrowserNavigate,
+    BrowserClickAction => BrowserClick,
+    BrowserTypeAction => BrowserType,
+    BrowserGetStateAction => BrowserGetState,
+    BrowserGetContentAction => BrowserGetContent,
+    BrowserScrollAction => BrowserScroll,
+    BrowserGoBackAction => BrowserGoBack,
+    BrowserListTabsAction => BrowserListTabs,
+    BrowserSwitchTabAction => BrowserSwitchTab,
+    BrowserCloseTabAction => BrowserCloseTab,
+    BrowserGetStorageAction => BrowserGetStorage,
+    BrowserSetStorageAction => BrowserSetStorage,
+    BrowserStartRecordingAction => BrowserStartRecording,
+    BrowserStopRecordingAction => BrowserStopRecording,
+    BrowserRequestHandoffAction => BrowserRequestHandoff,
+}
+
+tool_outputs! {
+    TerminalObservation,
+    FileEditorObservation,
+    TaskTrackerObservation,
+    ThinkObservation,
+    FinishObservation,
+    BrowserObservation,
 }

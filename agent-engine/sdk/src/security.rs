@@ -83,6 +83,34 @@ impl RuleAnalyzer {
                     action.kind()
                 ),
             },
+            // Looking at the page, moving within the session or asking a person.
+            Action::BrowserGetState(_)
+            | Action::BrowserGetContent(_)
+            | Action::BrowserScroll(_)
+            | Action::BrowserListTabs(_)
+            | Action::BrowserSwitchTab(_)
+            | Action::BrowserGetStorage(_)
+            | Action::BrowserStartRecording(_)
+            | Action::BrowserStopRecording(_)
+            | Action::BrowserRequestHandoff(_) => RiskAssessment {
+                risk: SecurityRisk::Low,
+                rule: "browser-no-side-effects",
+                reason: format!("`{}` sends nothing to a web page", action.kind()),
+            },
+            // What a page does with a visit, click or text cannot be judged by rules.
+            Action::BrowserNavigate(_)
+            | Action::BrowserClick(_)
+            | Action::BrowserType(_)
+            | Action::BrowserGoBack(_)
+            | Action::BrowserCloseTab(_)
+            | Action::BrowserSetStorage(_) => RiskAssessment {
+                risk: SecurityRisk::Unknown,
+                rule: "browser-action",
+                reason: format!(
+                    "`{}` acts on a web page; no rules judge what the page does with it",
+                    action.kind()
+                ),
+            },
             Action::Unknown(_) => RiskAssessment {
                 risk: SecurityRisk::Unknown,
                 rule: "unknown-action",
