@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+mod browser;
 mod gateway;
 
+pub use browser::*;
 pub use gateway::*;
 
 use crate::{

@@ -179,6 +179,16 @@ pub enum Command {
         /// The title calls, for the metrics.
         replies: Vec<tandem_llm::LlmResponse>,
     },
+    /// Record a `ConversationStateUpdateEvent` (`key`, `value`) in the log, e.g. who drives
+    /// the browser.
+    RecordState {
+        /// The key.
+        key: String,
+        /// The value (masked before it is recorded).
+        value: serde_json::Value,
+        /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
     /// Set the title.
     SetTitle {
         /// The title.

@@ -11,6 +11,7 @@
 
 mod auth;
 mod bash;
+mod browser;
 mod config;
 mod conversations;
 pub mod cors;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+use tandem_browser::{Browser, BrowserConfig};
 use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
 use tandem_protocol::{
     AgentSpec, ConversationInfo, ConversationState, ExecutionStatus, LlmConfig,
@@ -38,6 +39,10 @@ pub struct Live {
     pub handle: ConversationHandle,
     /// The agent's terminal (for `/sockets/pty`).
     pub terminal: Arc<TerminalTool>,
+    /// The agent's browser, when its spec has the browser tools (for `/sockets/browser`).
+    pub browser: Option<Browser>,
+    /// Whether a person's takeover paused a run that the hand-back should resume.
+    pub resume_on_hand_back: std::sync::atomic::AtomicBool,
     /// The tools the agent runs with (for `ask_agent`'s tool list).
     pub tools: Vec<Arc<dyn Tool>>,
     /// The agent's LLM (for `ask_agent`).
@@ -82,6 +87,15 @@ impl Live {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .elapsed()
+    }
+
+    /// Closes the conversation and its browser.
+    pub async fn close(&self) -> tandem_sdk::Result<()> {
+        let closed = self.handle.close().await;
+        if let Some(b) = &self.browser {
+            b.close().await;
+        }
+        closed
     }
 
     /// The tags set through PATCH, if any.
@@ -169,8 +183,11 @@ impl Registry {
             return Err(ApiError::NotFound);
         };
         let (llm, has_key) = build_llm(&state.agent.llm, &self.config, false)?;
-        let (tools, terminal) = build_tools(&state.agent, &self.config)
+        let workspace = PathBuf::from(&state.workspace.working_dir);
+        let place = || BrowserConfig::for_conversation(dir.clone(), workspace.clone());
+        let set = build_tools(&state.agent, &self.config, &place)
             .unwrap_or_else(|_| default_tool_set(&self.config));
+        let tools = set.tools;
         let runtime = Runtime {
             llm: Arc::clone(&llm),
             tools: tools.clone(),
@@ -192,17 +209,26 @@ impl Registry {
         for w in warnings {
             tracing::warn!(conversation = %id, "{w}");
         }
-        let workspace = PathBuf::from(&state.workspace.working_dir);
         Baseline::ensure(handle.dir(), &workspace).await;
-        let entry = self.entry(handle, terminal, tools, llm, has_key, workspace);
+        let entry = self.entry(
+            handle,
+            set.terminal,
+            set.browser,
+            tools,
+            llm,
+            has_key,
+            workspace,
+        );
         live.insert(id.to_owned(), Arc::clone(&entry));
         Ok(entry)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn entry(
         &self,
         handle: ConversationHandle,
         terminal: Arc<TerminalTool>,
+        browser: Option<Browser>,
         tools: Vec<Arc<dyn Tool>>,
         llm: Arc<dyn Llm>,
         has_key: bool,
@@ -215,6 +241,8 @@ impl Registry {
         Arc::new(Live {
             handle,
             terminal,
+            browser,
+            resume_on_hand_back: std::sync::atomic::AtomicBool::new(false),
             tools,
             llm,
             has_key,
@@ -254,7 +282,6 @@ impl Registry {
             return Ok((self.get(&id).await?, false));
         }
         let (llm, has_key) = build_llm(&req.agent.llm, &self.config, true)?;
-        let (tools, terminal) = build_tools(&req.agent, &self.config)?;
         let workspace = match &req.workspace {
             Some(w) if !w.working_dir.trim().is_empty() => PathBuf::from(&w.working_dir),
             _ => self.config.workspace_path.clone(),
@@ -267,6 +294,10 @@ impl Registry {
                 Value::from(workspace.to_string_lossy().as_ref()),
             ));
         }
+        let dir = self.store.dir_for(&id)?;
+        let place = || BrowserConfig::for_conversation(dir.clone(), workspace.clone());
+        let set = build_tools(&req.agent, &self.config, &place)?;
+        let tools = set.tools;
         let mut options = ConversationOptions::new(req.agent.clone(), workspace);
         options.id = Some(id.clone());
         if let Some(p) = req.confirmation_policy.clone() {
@@ -303,7 +334,15 @@ impl Registry {
         if let Some(analyzer) = req.security_analyzer.clone() {
             handle.set_security_analyzer(Some(analyzer)).await?;
         }
-        let entry = self.entry(handle, terminal, tools, llm, has_key, workspace);
+        let entry = self.entry(
+            handle,
+            set.terminal,
+            set.browser,
+            tools,
+            llm,
+            has_key,
+            workspace,
+        );
         self.live.lock().await.insert(id, Arc::clone(&entry));
         Ok((entry, true))
     }
@@ -331,7 +370,7 @@ impl Registry {
     pub async fn delete(&self, id: &str) -> Result<()> {
         let removed = self.live.lock().await.remove(id);
         if let Some(l) = removed {
-            l.handle.close().await?;
+            l.close().await?;
         } else if !self.exists(id).await {
             return Err(ApiError::NotFound);
         }
@@ -391,7 +430,7 @@ impl Registry {
         };
         for l in idle {
             tracing::debug!(conversation = %l.handle.id(), "closing an idle conversation");
-            if let Err(e) = l.handle.close().await {
+            if let Err(e) = l.close().await {
                 tracing::warn!(conversation = %l.handle.id(), "closing: {e}");
             }
         }
@@ -401,7 +440,7 @@ impl Registry {
     pub async fn shutdown(&self) {
         let all: Vec<Arc<Live>> = self.live.lock().await.drain().map(|(_, l)| l).collect();
         for l in all {
-            let _ = l.handle.close().await;
+            let _ = l.close().await;
         }
     }
 
@@ -529,18 +568,31 @@ impl Llm for UnavailableLlm {
     }
 }
 
-/// An agent's tools and its terminal.
-pub type ToolSet = (Vec<Arc<dyn Tool>>, Arc<TerminalTool>);
+/// An agent's tools, its terminal (always made, for the PTY socket) and its browser (when
+/// the spec names the browser tools).
+pub struct ToolSet {
+    /// The tools, in the order the model sees them.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// The terminal.
+    pub terminal: Arc<TerminalTool>,
+    /// The browser.
+    pub browser: Option<Browser>,
+}
 
-/// The tools an agent spec names, and the terminal (always made, for the PTY socket).
+/// The tools an agent spec names; `place` says where a browser would keep its profile.
 /// Unknown names are a 422 naming the entry.
-pub fn build_tools(spec: &AgentSpec, server: &ServerConfig) -> Result<ToolSet> {
+pub fn build_tools(
+    spec: &AgentSpec,
+    server: &ServerConfig,
+    place: &dyn Fn() -> BrowserConfig,
+) -> Result<ToolSet> {
     let terminal = Arc::new(match server.terminal_soft_timeout {
         Some(t) => TerminalTool::new().with_soft_timeout(t),
         None => TerminalTool::new(),
     });
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-    let add = |name: &str, tools: &mut Vec<Arc<dyn Tool>>| -> bool {
+    let mut browser: Option<Browser> = None;
+    let mut add = |name: &str, tools: &mut Vec<Arc<dyn Tool>>| -> bool {
         if tools.iter().any(|t| t.definition().name == name) {
             return true;
         }
@@ -550,6 +602,14 @@ pub fn build_tools(spec: &AgentSpec, server: &ServerConfig) -> Result<ToolSet> {
             "task_tracker" | "TaskTrackerTool" => Arc::new(tandem_tools::TaskTrackerTool::new()),
             "finish" | "FinishTool" => Arc::new(tandem_tools::FinishTool::new()),
             "think" | "ThinkTool" => Arc::new(tandem_tools::ThinkTool::new()),
+            "browser_tool_set" | "BrowserToolSet" => {
+                if browser.is_none() {
+                    let b = Browser::new(place());
+                    tools.extend(tandem_browser::browser_tool_set(&b));
+                    browser = Some(b);
+                }
+                return true;
+            }
             _ => return false,
         };
         tools.push(tool);
@@ -562,7 +622,7 @@ pub fn build_tools(spec: &AgentSpec, server: &ServerConfig) -> Result<ToolSet> {
                 &["body", "agent", "tools", &idx, "name"],
                 "value_error",
                 format!(
-                    "unknown tool `{}`; this server has terminal, file_editor, task_tracker, finish and think",
+                    "unknown tool `{}`; this server has terminal, file_editor, task_tracker, finish, think and browser_tool_set",
                     t.name
                 ),
                 Value::from(t.name.as_str()),
@@ -580,13 +640,22 @@ pub fn build_tools(spec: &AgentSpec, server: &ServerConfig) -> Result<ToolSet> {
             ));
         }
     }
-    Ok((tools, terminal))
+    Ok(ToolSet {
+        tools,
+        terminal,
+        browser,
+    })
 }
 
 fn default_tool_set(server: &ServerConfig) -> ToolSet {
     let spec = AgentSpec::default_for(LlmConfig::new("none"));
-    match build_tools(&spec, server) {
+    let nowhere = || BrowserConfig::for_conversation(PathBuf::new(), PathBuf::new());
+    match build_tools(&spec, server, &nowhere) {
         Ok(t) => t,
-        Err(_) => (Vec::new(), Arc::new(TerminalTool::new())),
+        Err(_) => ToolSet {
+            tools: Vec::new(),
+            terminal: Arc::new(TerminalTool::new()),
+            browser: None,
+        },
     }
 }

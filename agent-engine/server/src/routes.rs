@@ -23,6 +23,7 @@ use tandem_protocol::{
     SuccessResponse, UpdateConversationRequest, UpdateSecretsRequest, WorkspaceDiff, WorkspaceFile,
     WorkspaceTree, WriteWorkspaceFileRequest,
 };
+use tandem_protocol::{BrowserClientFrame, BrowserServerFrame, BrowserState, HandBackRequest};
 use utoipa::ToSchema;
 
 use crate::{
@@ -387,6 +388,21 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .ok::<SuccessResponse>()
             .doc("Kills a running command."),
     ];
+    let browser_routes = [
+        Route::get("/api/conversations/{conversation_id}/browser/state", crate::browser::state_route)
+            .ok::<BrowserState>()
+            .tandem()
+            .doc("BrowserState: who drives, URL, title, tabs, the agent's pending handoff, whether Chromium runs; 409 when the agent has no browser tools."),
+        Route::post("/api/conversations/{conversation_id}/browser/take_control", crate::browser::take_control_route)
+            .ok::<BrowserState>()
+            .tandem()
+            .doc("A person takes control of the browser: the agent's browser actions are refused and its run pauses after the step in flight → BrowserState; 409 without browser tools."),
+        Route::post("/api/conversations/{conversation_id}/browser/hand_back", crate::browser::hand_back_route)
+            .body::<HandBackRequest>()
+            .ok::<BrowserState>()
+            .tandem()
+            .doc("Body HandBackRequest {note}: control returns to the agent, which is told the URL and title before and after and the note; a run the takeover paused resumes → BrowserState."),
+    ];
     let files_routes = [
         Route::post("/api/conversations/{conversation_id}/file/upload", files::conv_upload)
             .request(Body::Multipart)
@@ -454,6 +470,11 @@ fn table(upload_limit: usize) -> Vec<Route> {
             ]))
             .response(Body::frames(vec![schema::<BashEvent>()]))
             .doc("WebSocket: BashCommand/BashOutput frames; client ExecuteBashRequest frames start commands."),
+        Route::socket("/sockets/browser/{conversation_id}", sockets::browser::handler)
+            .request(Body::frames(vec![schema::<BrowserClientFrame>()]))
+            .response(Body::frames(vec![schema::<BrowserServerFrame>()]))
+            .tandem()
+            .doc("WebSocket: the agent's browser live; first-frame auth; state frames on connect and on every change, JPEG screencast frames (width/height in CSS pixels of the viewport); client take_control, hand_back {note}, and while the person drives mouse/key/text/navigate/back/forward/reload/switch_tab frames; refused input gets an error frame; close 4001/4004."),
         Route::socket("/sockets/pty/{conversation_id}", sockets::pty::handler)
             .request(Body::frames(vec![schema::<PtyClientFrame>()]))
             .response(Body::terminal(vec![schema::<PtyServerFrame>()]))
@@ -500,6 +521,7 @@ fn table(upload_limit: usize) -> Vec<Route> {
         tagged("conversations", conversations_routes),
         tagged("events", events_routes),
         tagged("bash", bash_routes),
+        tagged("browser", browser_routes),
         tagged("files", files_routes),
         tagged("workspace", workspace_routes),
         tagged("secrets", secrets_routes),

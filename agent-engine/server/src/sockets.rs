@@ -16,6 +16,7 @@ use crate::auth::{authenticate, socket_pre_key};
 use crate::extract::QueryMap;
 
 pub mod bash;
+pub mod browser;
 pub mod events;
 pub mod pty;
 

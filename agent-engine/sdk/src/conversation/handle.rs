@@ -216,6 +216,14 @@ impl ConversationHandle {
         self.call(|reply| Command::Condense { reply }).await
     }
 
+    /// Records a `ConversationStateUpdateEvent` of `key` and `value` (secrets masked), for
+    /// what happens beside the agent, like a person taking over the browser.
+    pub async fn record_state(&self, key: &str, value: serde_json::Value) -> Result<()> {
+        let key = key.to_owned();
+        self.call(|reply| Command::RecordState { key, value, reply })
+            .await
+    }
+
     /// Sets the title.
     pub async fn set_title(&self, title: String) -> Result<()> {
         self.call(|reply| Command::SetTitle { title, reply }).await

@@ -122,6 +122,16 @@ impl Actor {
                     self.save_state();
                 }
             }
+            Command::RecordState { key, value, reply } => {
+                let masked = serde_json::to_string(&value)
+                    .map(|text| self.masker.mask(&text))
+                    .ok()
+                    .and_then(|text| serde_json::from_str(&text).ok())
+                    .unwrap_or(value);
+                let leaf = self.leaf();
+                self.emit(Event::state_update(&key, masked, leaf));
+                let _ = reply.send(Ok(()));
+            }
             Command::SetTitle { title, reply } => {
                 let title = self.masker.mask(&title);
                 self.write_view().meta.title = Some(title);

@@ -1,0 +1,269 @@
+//! One running Chromium: its process, the CDP handler task, and the tabs the agent knows.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use chromiumoxide::Page;
+use chromiumoxide::handler::viewport::Viewport;
+use futures::StreamExt;
+use tokio::task::JoinHandle;
+
+use crate::config::BrowserConfig;
+use crate::error::BrowserError;
+
+/// An open tab: its short id and its page.
+#[derive(Debug, Clone)]
+pub(crate) struct Tab {
+    pub id: String,
+    pub page: Page,
+}
+
+/// A launched Chromium.
+pub(crate) struct Engine {
+    browser: chromiumoxide::Browser,
+    handler: JoinHandle<()>,
+    /// False once the CDP connection ended (Chromium exited or crashed).
+    alive: Arc<AtomicBool>,
+    pub tabs: Vec<Tab>,
+    pub active: usize,
+    /// Tabs whose navigation never finished: chromiumoxide holds their next navigation, so
+    /// the next one replaces the tab.
+    pub stuck: Vec<String>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("tabs", &self.tabs.iter().map(|t| &t.id).collect::<Vec<_>>())
+            .field("active", &self.active)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The short id of a tab: the last four characters of its CDP target id (as upstream shows).
+pub(crate) fn tab_id(page: &Page) -> String {
+    let id = page.target_id().as_ref();
+    let start = id.len().saturating_sub(4);
+    id[start..].to_ascii_uppercase()
+}
+
+/// Clears the flag when dropped.
+struct ClearOnDrop(Arc<AtomicBool>);
+
+impl Drop for ClearOnDrop {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Whether this process runs as root (Chromium's sandbox refuses root).
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+impl Engine {
+    /// Starts Chromium with one blank tab.
+    pub async fn launch(config: &BrowserConfig) -> Result<Self, BrowserError> {
+        let path = config.executable.display().to_string();
+        let launch_error = |reason: String| BrowserError::Launch {
+            path: path.clone(),
+            reason,
+        };
+        if !config.executable.exists() {
+            return Err(launch_error(
+                "no such file; install Debian's `chromium` package or set TANDEM_CHROMIUM to a Chromium binary".into(),
+            ));
+        }
+        if let Err(e) = std::fs::create_dir_all(&config.profile_dir) {
+            return Err(launch_error(format!(
+                "cannot create the profile folder {}: {e}",
+                config.profile_dir.display()
+            )));
+        }
+        let (w, h) = config.viewport;
+        let mut builder = chromiumoxide::BrowserConfig::builder()
+            .chrome_executable(&config.executable)
+            .user_data_dir(&config.profile_dir)
+            .window_size(w, h)
+            .viewport(Viewport {
+                width: w,
+                height: h,
+                device_scale_factor: Some(1.0),
+                ..Viewport::default()
+            })
+            .request_timeout(config.command_timeout)
+            .launch_timeout(std::time::Duration::from_secs(30))
+            .args([
+                "--hide-scrollbars",
+                "--mute-audio",
+                "--disable-gpu",
+                "--no-first-run",
+            ]);
+        if !config.headless {
+            builder = builder.with_head();
+        }
+        if is_root() {
+            builder = builder.no_sandbox();
+        }
+        let cfg = builder.build().map_err(launch_error)?;
+        let (browser, mut handler) = chromiumoxide::Browser::launch(cfg)
+            .await
+            .map_err(|e| launch_error(e.to_string()))?;
+        let alive = Arc::new(AtomicBool::new(true));
+        let flag = Arc::clone(&alive);
+        let handler = tokio::spawn(async move {
+            // Cleared however the loop ends, a panic of the handler included.
+            let _alive = ClearOnDrop(flag);
+            // Chromium 156 sends messages chromiumoxide's types do not know; those are errors
+            // of one message, not of the connection, so the loop goes on until the stream ends.
+            // A WebSocket error means the connection is gone (Chromium exited or was killed).
+            while let Some(event) = handler.next().await {
+                match event {
+                    Ok(()) => {}
+                    Err(chromiumoxide::error::CdpError::Ws(e)) => {
+                        tracing::debug!(error = %e, "the CDP connection ended");
+                        break;
+                    }
+                    Err(e) => tracing::trace!(error = %e, "CDP message skipped"),
+                }
+            }
+        });
+        let mut engine = Self {
+            browser,
+            handler,
+            alive,
+            tabs: Vec::new(),
+            active: 0,
+            stuck: Vec::new(),
+        };
+        let page = engine
+            .browser
+            .new_page("about:blank")
+            .await
+            .map_err(|e| launch_error(format!("no first tab: {e}")))?;
+        engine.tabs.push(Tab {
+            id: tab_id(&page),
+            page,
+        });
+        Ok(engine)
+    }
+
+    /// Whether the CDP connection is up and the process has not exited.
+    pub fn is_alive(&mut self) -> bool {
+        if !self.alive.load(Ordering::SeqCst) {
+            return false;
+        }
+        !matches!(self.browser.try_wait(), Ok(Some(_)))
+    }
+
+    /// The tab the agent acts on.
+    pub fn active_page(&self) -> Option<&Page> {
+        self.tabs.get(self.active).map(|t| &t.page)
+    }
+
+    /// Opens a tab at `url` and makes it active.
+    pub async fn open_tab(&mut self, url: &str) -> Result<Page, BrowserError> {
+        let page = self.browser.new_page(url).await?;
+        self.tabs.push(Tab {
+            id: tab_id(&page),
+            page: page.clone(),
+        });
+        self.active = self.tabs.len() - 1;
+        Ok(page)
+    }
+
+    /// Replaces the active tab by a new one at `url` (for a tab whose load never finished).
+    pub async fn replace_active(
+        &mut self,
+        url: &str,
+        limit: std::time::Duration,
+    ) -> Result<Page, BrowserError> {
+        let page = match tokio::time::timeout(limit, self.browser.new_page(url)).await {
+            Ok(page) => page?,
+            Err(_) => {
+                return Err(BrowserError::Cdp(format!(
+                    "{url} did not open within {} s",
+                    limit.as_secs()
+                )));
+            }
+        };
+        if let Some(old) = self.tabs.get(self.active).cloned() {
+            self.stuck.retain(|id| id != &old.id);
+            let _ = old.page.close().await;
+            self.tabs[self.active] = Tab {
+                id: tab_id(&page),
+                page: page.clone(),
+            };
+        } else {
+            self.tabs.push(Tab {
+                id: tab_id(&page),
+                page: page.clone(),
+            });
+            self.active = self.tabs.len() - 1;
+        }
+        Ok(page)
+    }
+
+    /// Brings the tab list in line with Chromium's: tabs a page opened are added (and the
+    /// newest becomes active when `follow_new` is set), tabs that closed are dropped. Answers
+    /// whether the active tab disappeared.
+    pub async fn sync_tabs(&mut self, follow_new: bool) -> Result<bool, BrowserError> {
+        let pages = self.browser.pages().await?;
+        let active_id = self.tabs.get(self.active).map(|t| t.id.clone());
+        self.tabs
+            .retain(|t| pages.iter().any(|p| p.target_id() == t.page.target_id()));
+        let mut added = false;
+        for page in pages {
+            // Only tabs the agent's pages opened are adopted (Chromium's own start page is
+            // not one).
+            let opened_by_ours = page
+                .opener_id()
+                .as_ref()
+                .is_some_and(|o| self.tabs.iter().any(|t| t.page.target_id() == o));
+            if opened_by_ours
+                && !self
+                    .tabs
+                    .iter()
+                    .any(|t| t.page.target_id() == page.target_id())
+            {
+                self.tabs.push(Tab {
+                    id: tab_id(&page),
+                    page,
+                });
+                added = true;
+            }
+        }
+        let lost = match &active_id {
+            Some(id) => !self.tabs.iter().any(|t| &t.id == id),
+            None => true,
+        };
+        if added && follow_new {
+            self.active = self.tabs.len().saturating_sub(1);
+        } else if let Some(i) = active_id.and_then(|id| self.tabs.iter().position(|t| t.id == id)) {
+            self.active = i;
+        } else {
+            self.active = self.tabs.len().saturating_sub(1);
+        }
+        if self.tabs.is_empty() {
+            self.open_tab("about:blank").await?;
+        }
+        Ok(lost)
+    }
+
+    /// Closes Chromium and waits for it (a kill if it does not go).
+    pub async fn shutdown(mut self) {
+        let closed =
+            tokio::time::timeout(std::time::Duration::from_secs(3), self.browser.close()).await;
+        if !matches!(closed, Ok(Ok(_))) {
+            let _ = self.browser.kill().await;
+        }
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), self.browser.wait()).await;
+        self.handler.abort();
+    }
+
+    /// The process id of Chromium's main process.
+    pub fn pid(&mut self) -> Option<u32> {
+        self.browser.get_mut_child().and_then(|c| c.inner.id())
+    }
+}

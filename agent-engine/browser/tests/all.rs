@@ -1,0 +1,7 @@
+//! Every test of tandem-browser, in one binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod definitions;
+mod fixture;
+mod live;
+mod site;

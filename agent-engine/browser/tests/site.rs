@@ -1,0 +1,90 @@
+//! A small site the tests serve on 127.0.0.1: a home page with a link, a login form, the page
+//! it leads to, and pages that misbehave (never finish, not HTML, huge).
+
+use std::net::SocketAddr;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+const HOME: &str = r#"<!doctype html><html><head><title>Tandem Shop</title></head>
+<body><h1>Welcome</h1><p>A shop for tests.</p><a href="/login.html">Log in</a>
+<button onclick="document.getElementById('out').textContent='pressed'">Press</button><p id="out"></p></body></html>"#;
+
+const LOGIN: &str = r#"<!doctype html><html><head><title>Log in</title>
+<style>#user,#pass{position:absolute;left:100px;width:300px;height:30px}#user{top:200px}#pass{top:300px}#go{position:absolute;left:100px;top:400px}</style></head>
+<body><h1>Log in</h1><form action="/welcome.html" method="get">
+<input id="user" name="user" placeholder="User name">
+<input id="pass" name="pass" type="password" placeholder="Password">
+<button id="go" type="submit">Sign in</button></form></body></html>"#;
+
+const WELCOME: &str = r#"<!doctype html><html><head><title>Your account</title></head>
+<body><h1 id="hi">Welcome</h1><script>
+const u = new URLSearchParams(location.search).get('user');
+document.getElementById('hi').textContent = 'Welcome, ' + u;
+</script></body></html>"#;
+
+/// A running site; pages at `url(path)`.
+pub struct Site {
+    pub addr: SocketAddr,
+}
+
+impl Site {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+fn huge() -> String {
+    let mut s = String::from("<!doctype html><html><head><title>Huge</title></head><body>");
+    for i in 0..3000 {
+        s.push_str(&format!(
+            "<p>Paragraph {i} <a href=\"/p{i}\">link {i}</a></p>"
+        ));
+    }
+    s.push_str("</body></html>");
+    s
+}
+
+/// Serves the site until the test ends.
+pub async fn serve() -> Site {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                break;
+            };
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let n = stream.read(&mut buf).await.unwrap_or(0);
+                let req = String::from_utf8_lossy(&buf[..n]).to_string();
+                let path = req.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                let path = path.split('?').next().unwrap_or("/").to_owned();
+                let (ctype, body) = match path.as_str() {
+                    "/" | "/index.html" => ("text/html", HOME.to_owned()),
+                    "/login.html" => ("text/html", LOGIN.to_owned()),
+                    "/welcome.html" => ("text/html", WELCOME.to_owned()),
+                    "/data.json" => ("application/json", r#"{"answer": 42}"#.to_owned()),
+                    "/huge.html" => ("text/html", huge()),
+                    "/never" => {
+                        // Headers and a first part, then nothing more: the page never loads.
+                        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<html><head><title>Slow</title></head><body>Loading";
+                        let _ = stream.write_all(head.as_bytes()).await;
+                        tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+                        return;
+                    }
+                    _ => (
+                        "text/html",
+                        "<title>Not found</title>nothing here".to_owned(),
+                    ),
+                };
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    Site { addr }
+}
