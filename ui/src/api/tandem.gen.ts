@@ -374,6 +374,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/browser/hand_back": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body HandBackRequest {note}: control returns to the agent, which is told the URL and title before and after and the note
+         * @description Body HandBackRequest {note}: control returns to the agent, which is told the URL and title before and after and the note; a run the takeover paused resumes → BrowserState. (Tandem addition.)
+         */
+        post: operations["post_api_conversations__conversation_id__browser_hand_back"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/browser/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * BrowserState: who drives, URL, title, tabs, the agent's pending handoff, whether Chromium runs
+         * @description BrowserState: who drives, URL, title, tabs, the agent's pending handoff, whether Chromium runs; 409 when the agent has no browser tools. (Tandem addition.)
+         */
+        get: operations["get_api_conversations__conversation_id__browser_state"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/browser/take_control": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A person takes control of the browser: the agent's browser actions are refused and its run pauses after the step in flight → BrowserState
+         * @description A person takes control of the browser: the agent's browser actions are refused and its run pauses after the step in flight → BrowserState; 409 without browser tools. (Tandem addition.)
+         */
+        post: operations["post_api_conversations__conversation_id__browser_take_control"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/condense": {
         parameters: {
             query?: never;
@@ -1078,6 +1138,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sockets/browser/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * WebSocket: the agent's browser live
+         * @description WebSocket: the agent's browser live; first-frame auth; state frames on connect and on every change, JPEG screencast frames (width/height in CSS pixels of the viewport); client take_control, hand_back {note}, and while the person drives mouse/key/text/navigate/back/forward/reload/switch_tab frames; refused input gets an error frame; close 4001/4004. (Tandem addition.)
+         */
+        get: operations["get_sockets_browser__conversation_id_"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sockets/events/{conversation_id}": {
         parameters: {
             query?: never;
@@ -1298,6 +1378,152 @@ export interface components {
             stdout?: string | null;
             /** @description ISO 8601 UTC with `Z`. */
             timestamp: string;
+        };
+        /** @description A client frame of `/sockets/browser/{id}` (Tandem). */
+        BrowserClientFrame: {
+            /** @description The session key. */
+            session_api_key?: string | null;
+            /** @enum {string} */
+            type: "auth";
+        } | {
+            /** @enum {string} */
+            type: "take_control";
+        } | {
+            /** @description Their note. */
+            note?: string;
+            /** @enum {string} */
+            type: "hand_back";
+        } | {
+            /** @description `click`, `down`, `up`, `move` or `wheel`. */
+            action: string;
+            /** @description `left` (default), `middle` or `right`. */
+            button?: string | null;
+            /**
+             * Format: double
+             * @description Horizontal wheel delta.
+             */
+            delta_x?: number;
+            /**
+             * Format: double
+             * @description Vertical wheel delta.
+             */
+            delta_y?: number;
+            /**
+             * Format: int64
+             * @description Alt=1, Ctrl=2, Meta=4, Shift=8.
+             */
+            modifiers?: number;
+            /** @enum {string} */
+            type: "mouse";
+            /**
+             * Format: double
+             * @description Horizontal position.
+             */
+            x: number;
+            /**
+             * Format: double
+             * @description Vertical position.
+             */
+            y: number;
+        } | {
+            /** @description The key. */
+            key: string;
+            /**
+             * Format: int64
+             * @description Alt=1, Ctrl=2, Meta=4, Shift=8.
+             */
+            modifiers?: number;
+            /** @enum {string} */
+            type: "key";
+        } | {
+            /** @description The text. */
+            text: string;
+            /** @enum {string} */
+            type: "text";
+        } | {
+            /** @enum {string} */
+            type: "navigate";
+            /** @description Where. */
+            url: string;
+        } | {
+            /** @enum {string} */
+            type: "back";
+        } | {
+            /** @enum {string} */
+            type: "forward";
+        } | {
+            /** @enum {string} */
+            type: "reload";
+        } | {
+            /** @description Its four-character id. */
+            tab_id: string;
+            /** @enum {string} */
+            type: "switch_tab";
+        };
+        /**
+         * @description Who controls the browser.
+         * @enum {string}
+         */
+        BrowserDriver: "agent" | "person";
+        /** @description The agent's request for a person to take over (`browser_request_handoff`). */
+        BrowserHandoff: {
+            /** @description Why, in the agent's words. */
+            reason: string;
+        };
+        /** @description A frame the server sends on `/sockets/browser/{id}` (Tandem). */
+        BrowserServerFrame: {
+            /** @description Base64 of the image. */
+            data: string;
+            /** @description `jpeg`. */
+            format: string;
+            /**
+             * Format: double
+             * @description Height of the viewport in CSS pixels.
+             */
+            height: number;
+            /** @enum {string} */
+            type: "frame";
+            /**
+             * Format: double
+             * @description Width of the viewport in CSS pixels (input coordinates refer to these).
+             */
+            width: number;
+        } | (components["schemas"]["BrowserState"] & {
+            /** @enum {string} */
+            type: "state";
+        }) | {
+            /** @description Why. */
+            message: string;
+            /** @enum {string} */
+            type: "error";
+        };
+        /**
+         * @description The browser as the live view shows it: `GET .../browser/state`, and the socket's `state`
+         *     frame.
+         */
+        BrowserState: {
+            /** @description Who drives. */
+            driver: components["schemas"]["BrowserDriver"];
+            handoff?: components["schemas"]["BrowserHandoff"] | null;
+            /** @description Whether Chromium runs (it starts at the agent's first browser action). */
+            running: boolean;
+            /** @description Open tabs, in the order they were opened. */
+            tabs: components["schemas"]["BrowserTab"][];
+            /** @description Title of the active tab. */
+            title: string;
+            /** @description URL of the active tab (empty before the browser starts). */
+            url: string;
+        };
+        /** @description One open tab. */
+        BrowserTab: {
+            /** @description Whether it is the one the agent and the live view see. */
+            active: boolean;
+            /** @description Four-character id (`browser_switch_tab`'s `tab_id`). */
+            id: string;
+            /** @description Its title. */
+            title: string;
+            /** @description Its URL. */
+            url: string;
         };
         /** @description One choice of a completion. */
         ChatChoice: {
@@ -1585,6 +1811,11 @@ export interface components {
             file_size: number;
             /** @description Always true. */
             success: boolean;
+        };
+        /** @description Body of `POST .../browser/hand_back`. */
+        HandBackRequest: {
+            /** @description What the person did or wants the agent to know (may be empty). */
+            note?: string;
         };
         /** @description Image content given as URLs (`data:` URLs for inline images). */
         ImageContent: {
@@ -3042,6 +3273,113 @@ export interface operations {
             };
         };
     };
+    post_api_conversations__conversation_id__browser_hand_back: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HandBackRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrowserState"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_conversations__conversation_id__browser_state: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrowserState"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_conversations__conversation_id__browser_take_control: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrowserState"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     post_api_conversations__conversation_id__condense: {
         parameters: {
             query?: never;
@@ -4369,6 +4707,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BashEvent"];
+                };
+            };
+        };
+    };
+    get_sockets_browser__conversation_id_: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The client's WebSocket text frames, one JSON object each. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BrowserClientFrame"];
+            };
+        };
+        responses: {
+            /** @description WebSocket: the server's text frames, one JSON object each. Closes 4001 without a valid key. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrowserServerFrame"];
                 };
             };
         };
