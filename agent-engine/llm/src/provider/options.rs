@@ -106,13 +106,23 @@ pub(crate) fn prepare_messages<'a>(
         .iter()
         .map(|m| {
             let mut m = m.clone();
-            if options.disable_vision {
-                m.content.retain(|c| !matches!(c, Content::Image(_)));
-            }
             if let Some(limit) = limit {
                 for part in &mut m.content {
                     if let Content::Text(t) = part {
                         truncate_text(t, limit);
+                    }
+                }
+            }
+            if options.disable_vision {
+                // A model without vision reads that an image was there instead of the image
+                // (a browser screenshot's page is described by the observation's text).
+                for part in &mut m.content {
+                    if let Content::Image(image) = part {
+                        let n = image.image_urls.len();
+                        *part = Content::text(format!(
+                            "[{n} image{} not shown: this model does not take images]",
+                            if n == 1 { "" } else { "s" }
+                        ));
                     }
                 }
             }
@@ -279,7 +289,7 @@ mod tests {
     }
 
     #[test]
-    fn truncates_and_strips_images() {
+    fn truncates_and_describes_images_in_text() {
         let mut config = LlmConfig::new("m");
         config.max_message_chars = Some(10);
         config.extra.insert("disable_vision".into(), json!(true));
@@ -287,11 +297,18 @@ mod tests {
             Role::User,
             vec![
                 Content::text("abcdefghijklmnopqrstuvwxyz"),
-                Content::Image(ImageContent::default()),
+                Content::Image(ImageContent {
+                    image_urls: vec!["data:image/png;base64,iVBOR".into()],
+                    ..ImageContent::default()
+                }),
             ],
         )];
         let out = prepare_messages(&config, &WireOptions::of(&config), &messages);
-        assert_eq!(out[0].content.len(), 1);
+        assert_eq!(out[0].content.len(), 2);
+        assert_eq!(
+            out[0].content[1].as_text(),
+            Some("[1 image not shown: this model does not take images]")
+        );
         let text = out[0].content[0].as_text().unwrap();
         assert!(text.starts_with("abcde") && text.ends_with("vwxyz"));
         assert!(text.contains("truncated"));
