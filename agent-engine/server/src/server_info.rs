@@ -21,10 +21,11 @@ pub async fn ready() -> Json<StatusResponse> {
     })
 }
 
-/// The tools this server can give an agent.
+/// The tools this server can give an agent (the browser's as upstream names its tool set).
 pub fn tool_names() -> Vec<String> {
     tandem_tools::tool_names()
         .into_iter()
+        .chain(["browser_tool_set"])
         .map(str::to_owned)
         .collect()
 }
@@ -67,6 +68,7 @@ pub async fn info(State(state): State<AppState>, headers: HeaderMap) -> Json<Ser
             "tandem_workspace_files_v1".into(),
             "tandem_events_sse_v1".into(),
             "tandem_approve_edited_v1".into(),
+            "tandem_browser_socket_v1".into(),
             "openai_gateway_v1".into(),
         ],
         app_backend_ingress_url: None,

@@ -45,3 +45,18 @@ async fn the_demo_llm_as_default_profile_is_demo_mode() {
     assert_eq!(info["llm_model"], tandem_server::DEMO_MODEL);
     t.stop().await;
 }
+
+#[tokio::test]
+async fn the_browser_tools_and_socket_are_advertised() {
+    // The UI offers "Browser tools" and its Browser pane only where the server lists them.
+    let t = TestServer::start().await;
+    let open = info(&t, None).await;
+    let listed = |field: &str, name: &str| {
+        open[field]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == name))
+    };
+    assert!(listed("usable_tools", "browser_tool_set"), "{open}");
+    assert!(listed("capabilities", "tandem_browser_socket_v1"), "{open}");
+    t.stop().await;
+}
