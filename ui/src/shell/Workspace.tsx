@@ -128,7 +128,7 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
                   onClick={() => setRightTab("browser")}
                 >
                   Browser
-                  {handoff && (
+                  {handoff && rightTab !== "browser" && (
                     <span className="badge warn" title={`The agent asks you to take over: ${handoff.reason}`}>
                       needs you
                     </span>

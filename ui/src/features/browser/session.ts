@@ -6,7 +6,7 @@
 // frame, before any state) it has no browser tools. Neither is retried: retrying cannot help.
 import { socketUrl } from "../../api/client";
 import type { SocketFactory, SocketLike } from "../../api/eventStream";
-import { INPUT_FRAMES, parseServerFrame, type BrowserFrame, type BrowserState, type ClientFrame } from "./wire";
+import { INPUT_FRAMES, parseServerFrame, toWire, type BrowserFrame, type BrowserState, type ClientFrame } from "./wire";
 
 export type BrowserConn =
   | { status: "connecting"; attempt: number }
@@ -99,7 +99,7 @@ export class BrowserSession {
   private sendRaw(frame: ClientFrame): boolean {
     const s = this.socket;
     if (!s || s.readyState !== OPEN || this.snap.conn.status !== "open") return false;
-    s.send(JSON.stringify(frame));
+    s.send(JSON.stringify(toWire(frame)));
     return true;
   }
 

@@ -1,36 +1,22 @@
-// The browser socket's frames (`/sockets/browser/{id}`) and the REST mirror's bodies, read
-// defensively: the server's frames are untrusted JSON until they have the fields we use.
-//
-// These shapes are typed here until the server's OpenAPI document describes them and
-// tandem.gen.ts is regenerated; then the REST bodies take their names from there.
+// The browser socket's frames (`/sockets/browser/{id}`) and the REST mirror's bodies, named
+// from the server's OpenAPI document (tandem.gen.ts), and read defensively: the server's frames
+// are untrusted JSON until they have the fields we use.
+import type { components } from "../../api/tandem.gen";
+
+type Schemas = components["schemas"];
 
 /** One open tab of the agent's browser. */
-export interface BrowserTab {
-  id: string;
-  url: string;
-  title: string;
-  active: boolean;
-}
+export type BrowserTab = Schemas["BrowserTab"];
 
-/** Who drives the browser and where it is: the `state` frame and `GET …/browser/state`. */
-export interface BrowserState {
-  driver: "agent" | "person";
-  url: string;
-  title: string;
-  tabs: BrowserTab[];
-  /** The agent asked for a person (`browser_request_handoff`), with its reason. */
-  handoff: { reason: string } | null;
-  /** Whether Chromium is up: before the agent's first browser action there is no browser. */
-  running: boolean;
-}
+/**
+ * Who drives the browser and where it is: the `state` frame and `GET …/browser/state`, as
+ * `readState` normalises it (`handoff` always present: the agent's pending request or null;
+ * `running`: whether Chromium is up — before the agent's first browser action it is not).
+ */
+export type BrowserState = Omit<Schemas["BrowserState"], "handoff"> & { handoff: Schemas["BrowserHandoff"] | null };
 
 /** The latest screencast frame: a JPEG of the page, `width`×`height` CSS pixels of its viewport. */
-export interface BrowserFrame {
-  format: string;
-  data: string;
-  width: number;
-  height: number;
-}
+export type BrowserFrame = Omit<Extract<Schemas["BrowserServerFrame"], { type: "frame" }>, "type">;
 
 export type ServerFrame =
   | ({ type: "frame" } & BrowserFrame)
@@ -43,6 +29,7 @@ export const MOD = { alt: 1, ctrl: 2, meta: 4, shift: 8 } as const;
 export type MouseAction = "click" | "down" | "up" | "move" | "wheel";
 export type MouseButton = "left" | "middle" | "right";
 
+/** What the pane sends: the wire's client frames, with the strings the server accepts spelled out. */
 export type ClientFrame =
   | { type: "auth"; session_api_key: string }
   | { type: "take_control" }
@@ -77,10 +64,13 @@ export const INPUT_FRAMES: ReadonlySet<ClientFrame["type"]> = new Set([
   "switch_tab",
 ]);
 
-/** `POST …/browser/hand_back`'s body. */
-export interface HandBackRequest {
-  note: string;
+/** Any frame the pane may send is a wire frame (a compile-time check, see `toWire`). */
+export function toWire(f: ClientFrame): Schemas["BrowserClientFrame"] {
+  return f;
 }
+
+/** `POST …/browser/hand_back`'s body. */
+export type HandBackRequest = Schemas["HandBackRequest"];
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
