@@ -182,10 +182,8 @@ impl Browser {
             return Ok(Outcome::error("The URL is empty."));
         }
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
         let timeout = self.inner.config.navigation_timeout;
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let stuck = engine
             .tabs
             .get(engine.active)
@@ -225,10 +223,8 @@ impl Browser {
     /// `browser_click`.
     pub async fn click(&self, index: i64, new_tab: bool) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
         let timeout = self.inner.config.navigation_timeout;
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let page = engine
             .active_page()
             .cloned()
@@ -247,11 +243,34 @@ impl Browser {
             );
             return Ok(self.finish(engine, notice, Outcome { text, ..out }).await);
         }
-        click_at(&page, at.x, at.y, 0).await?;
+        if let Err(e) = click_at(&page, at.x, at.y, 0).await {
+            // A click that closes its own tab gets no answer: tell that apart from a failure.
+            if engine.sync_tabs(true).await? {
+                let now = engine
+                    .tabs
+                    .get(engine.active)
+                    .map(|t| t.id.clone())
+                    .unwrap_or_default();
+                let out = Outcome::ok(format!(
+                    "Clicked element {index}; the page closed its tab. The active tab is now {now}."
+                ));
+                return Ok(self.finish(engine, notice, out).await);
+            }
+            return Err(e);
+        }
         let loaded = settle(&page, timeout).await;
-        engine.sync_tabs(true).await?;
+        let lost = engine.sync_tabs(true).await?;
         let mut text = format!("Clicked element {index}.");
-        if engine.tabs.len() > tabs_before {
+        if lost {
+            let now = engine
+                .tabs
+                .get(engine.active)
+                .map(|t| t.id.clone())
+                .unwrap_or_default();
+            text.push_str(&format!(
+                " The page closed its tab; the active tab is now {now}."
+            ));
+        } else if engine.tabs.len() > tabs_before {
             text.push_str(" It opened a new tab, which is now active.");
         }
         if !loaded {
@@ -271,9 +290,7 @@ impl Browser {
     /// `browser_type`.
     pub async fn type_text(&self, index: i64, text: &str) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let page = engine
             .active_page()
             .cloned()
@@ -303,9 +320,7 @@ impl Browser {
     /// `browser_get_state`.
     pub async fn get_state(&self, include_screenshot: bool) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         self.publish(engine).await;
         let page = engine
             .active_page()
@@ -358,9 +373,7 @@ impl Browser {
         start: i64,
     ) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let page = engine
             .active_page()
             .cloned()
@@ -399,9 +412,7 @@ impl Browser {
     /// `browser_scroll`.
     pub async fn scroll(&self, direction: &str) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let page = engine
             .active_page()
             .cloned()
@@ -421,10 +432,8 @@ impl Browser {
     /// `browser_go_back`.
     pub async fn go_back(&self) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
         let timeout = self.inner.config.navigation_timeout;
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let page = engine
             .active_page()
             .cloned()
@@ -436,9 +445,7 @@ impl Browser {
     /// `browser_list_tabs`.
     pub async fn list_tabs(&self) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         self.publish(engine).await;
         let tabs: Vec<Value> = self
             .state()
@@ -453,9 +460,7 @@ impl Browser {
     /// `browser_switch_tab`.
     pub async fn switch_tab(&self, tab_id: &str) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let out = switch(engine, tab_id).await?;
         Ok(self.finish(engine, notice, out).await)
     }
@@ -463,9 +468,7 @@ impl Browser {
     /// `browser_close_tab`.
     pub async fn close_tab(&self, tab_id: &str) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let wanted = tab_id.trim().to_ascii_uppercase();
         let Some(i) = engine.tabs.iter().position(|t| t.id == wanted) else {
             let out = unknown_tab(engine, tab_id);
@@ -490,9 +493,7 @@ impl Browser {
     /// session storage, in the shape `browser_set_storage` takes.
     pub async fn get_storage(&self) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let page = engine
             .active_page()
             .cloned()
@@ -515,9 +516,7 @@ impl Browser {
     /// `browser_set_storage`.
     pub async fn set_storage(&self, storage: &Value) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let notice = s.notice.take();
-        let engine = s.engine()?;
-        engine.sync_tabs(false).await?;
+        let (engine, notice) = s.begin().await?;
         let page = engine
             .active_page()
             .cloned()

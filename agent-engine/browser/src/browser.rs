@@ -98,6 +98,26 @@ impl Session<'_> {
     pub fn engine(&mut self) -> Result<&mut Engine, BrowserError> {
         self.guard.as_mut().ok_or(BrowserError::NotRunning)
     }
+
+    /// The engine with its tabs brought up to date, and what the agent must be told first: a
+    /// restart after a crash, or that the tab it was on has been closed.
+    pub async fn begin(&mut self) -> Result<(&mut Engine, Option<String>), BrowserError> {
+        let mut notice = self.notice.take();
+        let engine = self.guard.as_mut().ok_or(BrowserError::NotRunning)?;
+        if engine.sync_tabs(false).await? {
+            let now = engine
+                .tabs
+                .get(engine.active)
+                .map(|t| t.id.clone())
+                .unwrap_or_default();
+            let closed = format!("The tab you were on was closed; the active tab is now {now}.");
+            notice = Some(match notice {
+                Some(n) => format!("{n} {closed}"),
+                None => closed,
+            });
+        }
+        Ok((engine, notice))
+    }
 }
 
 impl Browser {

@@ -277,3 +277,46 @@ async fn a_missing_chromium_is_named_with_the_fix() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_the_page_opens_is_followed_and_one_closed_under_the_agent_is_reported() {
+    let site = serve().await;
+    let dir = tempfile::tempdir().unwrap();
+    let b = browser(&dir);
+    b.navigate(&site.url("/"), false).await.unwrap();
+    let els = elements(&b.get_state(false).await.unwrap().text);
+    let opener = index_of(&els, |e| e["text"] == "Open closer");
+    let out = b.click(opener, false).await.unwrap();
+    assert!(out.text.contains("new tab"), "{}", out.text);
+    let tabs = b.list_tabs().await.unwrap();
+    let listed: Value = serde_json::from_str(&tabs.text).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+    assert_eq!(b.state().title, "Closer");
+    let els = elements(&b.get_state(false).await.unwrap().text);
+    let close = index_of(&els, |e| e["text"] == "Close me");
+    let clicked = b.click(close, false).await;
+    let mut told = match clicked {
+        Ok(out) => out.text,
+        Err(e) => e.to_string(),
+    };
+    // Chromium reports the closed target a moment later; until then an action may fail on it.
+    for _ in 0..20 {
+        if told.contains("closed") {
+            break;
+        }
+        told = match b.get_state(false).await {
+            Ok(out) => out.text,
+            Err(e) => e.to_string(),
+        };
+        if told.contains("was closed") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        told.contains("The tab you were on was closed") || told.contains("The page closed its tab"),
+        "{told}"
+    );
+    assert_eq!(b.state().title, "Tandem Shop");
+    b.close().await;
+}

@@ -8,7 +8,8 @@ use tokio::net::TcpListener;
 
 const HOME: &str = r#"<!doctype html><html><head><title>Tandem Shop</title></head>
 <body><h1>Welcome</h1><p>A shop for tests.</p><a href="/login.html">Log in</a>
-<button onclick="document.getElementById('out').textContent='pressed'">Press</button><p id="out"></p></body></html>"#;
+<button onclick="document.getElementById('out').textContent='pressed'">Press</button><p id="out"></p>
+<a href="/closer.html" target="_blank">Open closer</a></body></html>"#;
 
 const LOGIN: &str = r#"<!doctype html><html><head><title>Log in</title>
 <style>#user,#pass{position:absolute;left:100px;width:300px;height:30px}#user{top:200px}#pass{top:300px}#go{position:absolute;left:100px;top:400px}</style></head>
@@ -64,6 +65,11 @@ pub async fn serve() -> Site {
                     "/" | "/index.html" => ("text/html", HOME.to_owned()),
                     "/login.html" => ("text/html", LOGIN.to_owned()),
                     "/welcome.html" => ("text/html", WELCOME.to_owned()),
+                    "/closer.html" => (
+                        "text/html",
+                        "<title>Closer</title><button onclick=\"window.close()\">Close me</button>"
+                            .to_owned(),
+                    ),
                     "/data.json" => ("application/json", r#"{"answer": 42}"#.to_owned()),
                     "/huge.html" => ("text/html", huge()),
                     "/never" => {
