@@ -207,6 +207,16 @@ describe("browser", () => {
     await page.getByLabel("Filter text").fill("");
   });
 
+  it("brings the editor and the browser to the front from the keyboard", async () => {
+    await page.locator(".timeline-list").focus();
+    await page.keyboard.press("Control+4");
+    await visible(page.getByRole("tab", { name: "Editor", selected: true }), "the Editor tab in front after Ctrl+4");
+    assert.equal(await page.locator('[data-pane="browser"]').isVisible(), false, "the browser is behind the editor");
+    await page.keyboard.press("Control+6");
+    await visible(page.getByRole("tab", { name: "Browser", selected: true }), "the Browser tab in front after Ctrl+6");
+    await until(page, "the focus in the Browser pane", () => Boolean(document.activeElement?.closest('[data-pane="browser"]')), "");
+  });
+
   it("raised no page errors", () => {
     assert.deepEqual(pageErrors, []);
   });
