@@ -94,12 +94,9 @@ impl Engine {
             })
             .request_timeout(config.command_timeout)
             .launch_timeout(std::time::Duration::from_secs(30))
-            .args([
-                "--hide-scrollbars",
-                "--mute-audio",
-                "--disable-gpu",
-                "--no-first-run",
-            ]);
+            // chromiumoxide adds the leading `--` (and already passes --no-first-run,
+            // --disable-dev-shm-usage and the like).
+            .args(["hide-scrollbars", "mute-audio", "disable-gpu"]);
         if !config.headless {
             builder = builder.with_head();
         }
