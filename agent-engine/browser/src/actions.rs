@@ -169,7 +169,8 @@ impl Browser {
         mut out: Outcome,
     ) -> Outcome {
         self.publish(engine).await;
-        if let Some(n) = notice {
+        engine.tell(notice);
+        if let Some(n) = engine.pending_notice.take() {
             out.text = format!("{n}\n\n{}", out.text);
         }
         out

@@ -99,24 +99,24 @@ impl Session<'_> {
         self.guard.as_mut().ok_or(BrowserError::NotRunning)
     }
 
-    /// The engine with its tabs brought up to date, and what the agent must be told first: a
-    /// restart after a crash, or that the tab it was on has been closed.
+    /// The engine with its tabs brought up to date. What the agent must be told first (a
+    /// restart after a crash, the tab it was on closed) waits in the engine until an action
+    /// finishes and reports it, so an action that fails on a vanished tab does not lose it.
     pub async fn begin(&mut self) -> Result<(&mut Engine, Option<String>), BrowserError> {
-        let mut notice = self.notice.take();
+        let restarted = self.notice.take();
         let engine = self.guard.as_mut().ok_or(BrowserError::NotRunning)?;
+        engine.tell(restarted);
         if engine.sync_tabs(false).await? {
             let now = engine
                 .tabs
                 .get(engine.active)
                 .map(|t| t.id.clone())
                 .unwrap_or_default();
-            let closed = format!("The tab you were on was closed; the active tab is now {now}.");
-            notice = Some(match notice {
-                Some(n) => format!("{n} {closed}"),
-                None => closed,
-            });
+            engine.tell(Some(format!(
+                "The tab you were on was closed; the active tab is now {now}."
+            )));
         }
-        Ok((engine, notice))
+        Ok((engine, None))
     }
 }
 

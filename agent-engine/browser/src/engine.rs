@@ -29,6 +29,8 @@ pub(crate) struct Engine {
     /// Tabs whose navigation never finished: chromiumoxide holds their next navigation, so
     /// the next one replaces the tab.
     pub stuck: Vec<String>,
+    /// What the agent must be told with its next result.
+    pub pending_notice: Option<String>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -133,6 +135,7 @@ impl Engine {
             tabs: Vec::new(),
             active: 0,
             stuck: Vec::new(),
+            pending_notice: None,
         };
         let page = engine
             .browser
@@ -152,6 +155,16 @@ impl Engine {
             return false;
         }
         !matches!(self.browser.try_wait(), Ok(Some(_)))
+    }
+
+    /// Keeps `notice` for the agent's next result.
+    pub fn tell(&mut self, notice: Option<String>) {
+        if let Some(n) = notice {
+            self.pending_notice = Some(match self.pending_notice.take() {
+                Some(before) => format!("{before} {n}"),
+                None => n,
+            });
+        }
     }
 
     /// The tab the agent acts on.

@@ -24,8 +24,8 @@ fn button(name: Option<&str>) -> Result<(MouseButton, i64), BrowserError> {
 }
 
 impl Browser {
-    /// Applies a person's input (the input frames of the live view). Refused unless they drive; coordinates outside the viewport
-    /// and unknown keys are refused with the reason.
+    /// Applies a person's input (the input frames of the live view). Refused unless they
+    /// drive; coordinates outside the viewport and unknown keys are refused with the reason.
     pub async fn person_input(&self, input: PersonInput) -> Result<(), BrowserError> {
         let mut s = self.for_person().await?;
         let timeout = self.inner.config.navigation_timeout;
@@ -36,6 +36,13 @@ impl Browser {
             .active_page()
             .cloned()
             .ok_or(BrowserError::NotRunning)?;
+        // Only input that may navigate waits for the page and refreshes the state; moves,
+        // presses, wheels and text go straight through so hovering and dragging stay live.
+        let may_navigate = match &input {
+            PersonInput::Mouse { action, .. } => action == "click" || action == "up",
+            PersonInput::Text { .. } => false,
+            _ => true,
+        };
         match input {
             PersonInput::Mouse {
                 action,
@@ -155,6 +162,9 @@ impl Browser {
                     "not an input frame: control frames are handled by the socket".into(),
                 ));
             }
+        }
+        if !may_navigate {
+            return Ok(());
         }
         // Navigation a click started shows in the state once it has committed.
         crate::actions::settle(&page, std::time::Duration::from_millis(300)).await;
