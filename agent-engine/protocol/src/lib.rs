@@ -57,10 +57,6 @@ pub use tool_io::{ToolInput, ToolOutput};
 pub type Extra = serde_json::Map<String, serde_json::Value>;
 
 pub use api::{
-    BrowserClientFrame, BrowserDriver, BrowserHandoff, BrowserServerFrame, BrowserState,
-    BrowserTab, HandBackRequest,
-};
-pub use api::{
     ActivateProfileResponse, ChatChunkChoice, ChatCompletionChunk, ChatDelta, InputTokensDetails,
     OutputTokensDetails, ProfileDetailResponse, ProfileInfo, ProfileListResponse,
     ProfileMutationResponse, ResponseError, ResponseInput, ResponseInputItem, ResponseObject,
@@ -78,4 +74,8 @@ pub use api::{
     SocketAuthFrame, StartConversationRequest, StatusResponse, SuccessResponse,
     UpdateConversationRequest, UpdateSecretsRequest, ValidationErrorItem, ValidationErrorResponse,
     WorkspaceDiff, WorkspaceEntry, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
+};
+pub use api::{
+    BrowserClientFrame, BrowserDriver, BrowserHandoff, BrowserServerFrame, BrowserState,
+    BrowserTab, HandBackRequest,
 };
