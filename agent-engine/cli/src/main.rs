@@ -49,6 +49,9 @@ enum Cmd {
         /// Stop once the agent's LLM has cost this many US dollars.
         #[arg(long, value_name = "USD")]
         max_budget: Option<f64>,
+        /// Give the agent a browser: upstream's browser tools on Chromium (`browser_tool_set`).
+        #[arg(long)]
+        browser: bool,
         #[command(flatten)]
         llm: LlmFlags,
         #[command(flatten)]
@@ -136,6 +139,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             confirm,
             max_iterations,
             max_budget,
+            browser,
             llm,
             remote,
         } => {
@@ -150,6 +154,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                     workspace,
                     confirm,
                     max_iterations,
+                    browser,
                     llm: &llm,
                 };
                 return remote::run(&remote, &url, req, &settings).await;
@@ -174,8 +179,13 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             )?;
             let (config, demo) = llm_for(&llm, &settings, None)?;
             let llm_client = client(&config)?;
-            let mut options =
-                ConversationOptions::new(AgentSpec::default_for(config), workspace.clone());
+            let mut spec = AgentSpec::default_for(config);
+            if browser {
+                spec.tools.push(browser_spec());
+            }
+            let mut options = ConversationOptions::new(spec, workspace.clone());
+            let id = uuid::Uuid::new_v4().to_string();
+            options.id = Some(id.clone());
             options.confirmation_policy = policy;
             options.max_iterations = max_iterations;
             if let Some(b) = max_budget {
@@ -185,10 +195,17 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 options.max_budget_per_task = Some(b);
             }
             warn_local(&workspace, demo.is_some());
-            let handle = Conversation::create(&store, options, runtime_for(llm_client)).await?;
+            let (runtime, chromium) = runtime_for(
+                llm_client,
+                browser.then(|| browser_place(&store, &id, &workspace)),
+            )?;
+            let handle = Conversation::create(&store, options, runtime).await?;
             eprintln!("· conversation {}", handle.id());
             let outcome = drive::follow(&handle, Some(task)).await?;
             handle.close().await?;
+            if let Some(b) = chromium {
+                b.close().await;
+            }
             drop(demo);
             Ok(outcome.code())
         }
@@ -214,8 +231,16 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             let (config, demo) = llm_for(&llm, &settings, Some(&state.agent.llm))?;
             let llm_client = client(&config)?;
             warn_local(&workspace, demo.is_some());
-            let (handle, warnings) =
-                Conversation::open(&store, &id, runtime_for(llm_client)).await?;
+            let wants_browser = state
+                .agent
+                .tools
+                .iter()
+                .any(|t| t.name == "browser_tool_set" || t.name == "BrowserToolSet");
+            let (runtime, chromium) = runtime_for(
+                llm_client,
+                wants_browser.then(|| browser_place(&store, &id, &workspace)),
+            )?;
+            let (handle, warnings) = Conversation::open(&store, &id, runtime).await?;
             for w in warnings {
                 eprintln!("warning: {w}");
             }
@@ -230,6 +255,9 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             recap(&handle.events());
             let outcome = drive::follow(&handle, message).await?;
             handle.close().await?;
+            if let Some(b) = chromium {
+                b.close().await;
+            }
             drop(demo);
             Ok(outcome.code())
         }
@@ -273,11 +301,38 @@ fn client(config: &LlmConfig) -> Result<Arc<dyn Llm>> {
     Ok(tandem_llm::agent_llm(config.clone())?)
 }
 
-fn runtime_for(llm: Arc<dyn Llm>) -> Runtime {
-    Runtime {
-        llm,
-        tools: tandem_tools::default_tools(None),
+/// The agent spec's entry for the browser tools.
+fn browser_spec() -> tandem_protocol::ToolSpec {
+    tandem_protocol::ToolSpec {
+        name: "browser_tool_set".into(),
+        params: Default::default(),
     }
+}
+
+/// Where conversation `id`'s browser keeps its profile and recordings.
+fn browser_place(
+    store: &ConversationStore,
+    id: &str,
+    workspace: &std::path::Path,
+) -> Result<tandem_browser::BrowserConfig> {
+    let dir = store.dir_for(id)?;
+    Ok(tandem_browser::BrowserConfig::for_conversation(
+        dir,
+        workspace.to_owned(),
+    ))
+}
+
+/// The default tools, and the browser's when `browser` says where it lives.
+fn runtime_for(
+    llm: Arc<dyn Llm>,
+    browser: Option<Result<tandem_browser::BrowserConfig>>,
+) -> Result<(Runtime, Option<tandem_browser::Browser>)> {
+    let mut tools = tandem_tools::default_tools(None);
+    let browser = browser.transpose()?.map(tandem_browser::Browser::new);
+    if let Some(b) = &browser {
+        tools.extend(tandem_browser::browser_tool_set(b));
+    }
+    Ok((Runtime { llm, tools }, browser))
 }
 
 fn warn_local(workspace: &std::path::Path, demo: bool) {

@@ -34,6 +34,8 @@ pub struct RunRequest<'a> {
     pub confirm: Option<String>,
     /// `--max-iterations`.
     pub max_iterations: u32,
+    /// `--browser`.
+    pub browser: bool,
     /// The LLM flags.
     pub llm: &'a LlmFlags,
 }
@@ -75,7 +77,11 @@ pub async fn run(
             return Ok(1);
         }
     };
-    let mut options = RemoteConversationOptions::new(AgentSpec::default_for(config));
+    let mut spec = AgentSpec::default_for(config);
+    if req.browser {
+        spec.tools.push(super::browser_spec());
+    }
+    let mut options = RemoteConversationOptions::new(spec);
     options.confirmation_policy = policy;
     options.max_iterations = req.max_iterations;
     let conv = match ws.create_conversation(&options).await {

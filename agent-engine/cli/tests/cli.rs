@@ -494,3 +494,52 @@ fn a_killed_run_recovers_on_resume() {
     assert!(stdout.contains("Recovered and done."), "{stdout}");
     assert!(server.violations().is_empty(), "{:?}", server.violations());
 }
+
+/// Processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) {
+                found.push(cmd);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn run_with_browser_gives_the_agent_chromium_and_closes_it_at_the_end() {
+    let page =
+        "data:text/html,<title>Data page</title><h1>Hello from a page</h1><a href='/x'>Go</a>";
+    let server = scripted(vec![
+        Step::tool_call("browser_navigate", json!({"url": page})),
+        Step::tool_call("browser_get_state", json!({})),
+        Step::tool_call("finish", json!({"message": "Read the page."})),
+    ]);
+    let env = Env::new();
+    let out = env.run(Some(&server), &["--browser", "read the page"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("browser_navigate"), "{stdout}");
+    let dirs = env.conversation_dirs();
+    let events = env.events(&dirs[0]);
+    let state = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "browser_get_state")
+        .unwrap();
+    assert_eq!(state["observation"]["kind"], "BrowserObservation");
+    let text = state["observation"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\"title\": \"Data page\""), "{text}");
+    let base = std::fs::read_to_string(dirs[0].join("base_state.json")).unwrap();
+    assert!(
+        base.contains("browser_tool_set"),
+        "the spec names the browser tools"
+    );
+    let profile = dirs[0].join("browser-profile");
+    assert!(profile.is_dir());
+    // Chromium went with the run.
+    let left = processes_mentioning(profile.to_str().unwrap());
+    assert!(left.is_empty(), "{left:?}");
+}
