@@ -49,6 +49,9 @@ impl Outcome {
     }
 }
 
+/// How long after a click a navigation it causes has begun.
+pub(crate) const CLICK_GRACE: Duration = Duration::from_millis(50);
+
 /// How many characters of page content one `browser_get_content` returns.
 pub const CONTENT_PAGE: usize = 20_000;
 
@@ -143,8 +146,6 @@ pub(crate) async fn click_at(
 /// Waits until the page has loaded (or `limit` passes): answers whether it has.
 pub(crate) async fn settle(page: &Page, limit: Duration) -> bool {
     let end = Instant::now() + limit;
-    // A click's navigation starts a moment after the click; give it that moment.
-    tokio::time::sleep(Duration::from_millis(50)).await;
     loop {
         let state =
             tokio::time::timeout(Duration::from_secs(2), eval(page, script::READY_STATE)).await;
@@ -259,6 +260,8 @@ impl Browser {
             }
             return Err(e);
         }
+        // A click's navigation starts a moment after the click; give it that moment.
+        tokio::time::sleep(CLICK_GRACE).await;
         let loaded = settle(&page, timeout).await;
         let lost = engine.sync_tabs(true).await?;
         let mut text = format!("Clicked element {index}.");

@@ -167,6 +167,7 @@ impl Browser {
             return Ok(());
         }
         // Navigation a click started shows in the state once it has committed.
+        tokio::time::sleep(crate::actions::CLICK_GRACE).await;
         crate::actions::settle(&page, std::time::Duration::from_millis(300)).await;
         let engine = s.engine()?;
         engine.sync_tabs(true).await?;
