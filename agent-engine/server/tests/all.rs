@@ -6,6 +6,7 @@
 mod harness;
 
 mod bad_input;
+mod browser;
 mod conversation_flow;
 mod fuzzed_input;
 mod gateway;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::extract::Path as UrlPath;
 use axum::extract::ws::{Message as WsMessage, WebSocket};
 use axum::response::Response;
-use tandem_browser::Browser;
+use tandem_browser::{Browser, Frame};
 use tandem_protocol::{BrowserClientFrame, BrowserServerFrame};
 use tokio::sync::mpsc;
 
@@ -29,6 +29,15 @@ async fn send(socket: &mut WebSocket, frame: &BrowserServerFrame) -> bool {
         .send(WsMessage::Text(frame.to_json().into()))
         .await
         .is_ok()
+}
+
+fn frame_of(f: &Frame) -> BrowserServerFrame {
+    BrowserServerFrame::Frame {
+        format: "jpeg".into(),
+        data: f.data.to_string(),
+        width: f.width,
+        height: f.height,
+    }
 }
 
 fn error(message: impl Into<String>) -> BrowserServerFrame {
@@ -71,6 +80,15 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String) {
     let (inputs, refusals) = input_worker(Arc::clone(&live), browser.clone());
     let mut refusals = refusals;
     let mut last_seq = 0;
+    // The screencast sends frames only when the page repaints: a viewer joining while it runs
+    // gets the latest frame now, or a still page would stay blank for them.
+    let latest = frames.rx.borrow_and_update().clone();
+    if let Some(f) = latest {
+        last_seq = f.seq;
+        if !send(&mut socket, &frame_of(&f)).await {
+            return;
+        }
+    }
     let mut ping = tokio::time::interval(super::PING_INTERVAL);
     ping.tick().await;
     loop {
@@ -85,13 +103,7 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String) {
                 let frame = frames.rx.borrow_and_update().clone();
                 if let Some(f) = frame.filter(|f| f.seq > last_seq) {
                     last_seq = f.seq;
-                    let out = BrowserServerFrame::Frame {
-                        format: "jpeg".into(),
-                        data: f.data.to_string(),
-                        width: f.width,
-                        height: f.height,
-                    };
-                    if !send(&mut socket, &out).await { break }
+                    if !send(&mut socket, &frame_of(&f)).await { break }
                 }
             }
             refusal = refusals.recv() => {
