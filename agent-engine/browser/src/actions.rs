@@ -162,15 +162,9 @@ pub(crate) async fn settle(page: &Page, limit: Duration) -> bool {
 }
 
 impl Browser {
-    /// Finishes an action: refreshes the state and puts the crash notice first.
-    async fn finish(
-        &self,
-        engine: &mut Engine,
-        notice: Option<String>,
-        mut out: Outcome,
-    ) -> Outcome {
+    /// Finishes an action: refreshes the state and puts what the agent must be told first.
+    async fn finish(&self, engine: &mut Engine, mut out: Outcome) -> Outcome {
         self.publish(engine).await;
-        engine.tell(notice);
         if let Some(n) = engine.pending_notice.take() {
             out.text = format!("{n}\n\n{}", out.text);
         }
@@ -185,7 +179,7 @@ impl Browser {
         }
         let mut s = self.for_agent().await?;
         let timeout = self.inner.config.navigation_timeout;
-        let (engine, notice) = s.begin().await?;
+        let engine = s.begin().await?;
         let stuck = engine
             .tabs
             .get(engine.active)
@@ -207,10 +201,7 @@ impl Browser {
             let page = if new_tab {
                 engine.open_tab("about:blank").await?
             } else {
-                engine
-                    .active_page()
-                    .cloned()
-                    .ok_or(BrowserError::NotRunning)?
+                engine.page()?
             };
             let out = navigate_page(&page, url, timeout).await?;
             if out.text.contains("had not finished loading") {
@@ -218,7 +209,7 @@ impl Browser {
             }
             out
         };
-        let out = self.finish(engine, notice, out).await;
+        let out = self.finish(engine, out).await;
         Ok(out)
     }
 
@@ -226,14 +217,11 @@ impl Browser {
     pub async fn click(&self, index: i64, new_tab: bool) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
         let timeout = self.inner.config.navigation_timeout;
-        let (engine, notice) = s.begin().await?;
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let engine = s.begin().await?;
+        let page = engine.page()?;
         let at: Located = eval_json(&page, script::locate(index)).await?;
         if at.missing {
-            return Ok(self.finish(engine, notice, not_found(index)).await);
+            return Ok(self.finish(engine, not_found(index)).await);
         }
         let tabs_before = engine.tabs.len();
         if new_tab && let Some(href) = at.href.filter(|h| !h.is_empty()) {
@@ -243,7 +231,7 @@ impl Browser {
                 "Clicked element {index}; opened {href} in a new tab.\n{}",
                 out.text
             );
-            return Ok(self.finish(engine, notice, Outcome { text, ..out }).await);
+            return Ok(self.finish(engine, Outcome { text, ..out }).await);
         }
         if let Err(e) = click_at(&page, at.x, at.y, 0).await {
             // A click that closes its own tab gets no answer: tell that apart from a failure.
@@ -256,7 +244,7 @@ impl Browser {
                 let out = Outcome::ok(format!(
                     "Clicked element {index}; the page closed its tab. The active tab is now {now}."
                 ));
-                return Ok(self.finish(engine, notice, out).await);
+                return Ok(self.finish(engine, out).await);
             }
             return Err(e);
         }
@@ -280,25 +268,19 @@ impl Browser {
         if !loaded {
             text.push_str(" The page is still loading.");
         }
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let page = engine.page()?;
         let (url, _) = location(&page).await;
         if !url.is_empty() {
             text.push_str(&format!(" Current URL: {url}"));
         }
-        Ok(self.finish(engine, notice, Outcome::ok(text)).await)
+        Ok(self.finish(engine, Outcome::ok(text)).await)
     }
 
     /// `browser_type`.
     pub async fn type_text(&self, index: i64, text: &str) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let (engine, notice) = s.begin().await?;
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let engine = s.begin().await?;
+        let page = engine.page()?;
         let focus: Value = eval_json(&page, script::focus_for_typing(index)).await?;
         let out = if focus.get("missing").is_some() {
             not_found(index)
@@ -318,18 +300,15 @@ impl Browser {
             page.execute(InsertTextParams::new(text)).await?;
             Outcome::ok(format!("Typed '{text}' into element {index}."))
         };
-        Ok(self.finish(engine, notice, out).await)
+        Ok(self.finish(engine, out).await)
     }
 
     /// `browser_get_state`.
     pub async fn get_state(&self, include_screenshot: bool) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let (engine, notice) = s.begin().await?;
+        let engine = s.begin().await?;
         self.publish(engine).await;
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let page = engine.page()?;
         let mut st: Value = eval_json(&page, script::STATE).await?;
         let tabs: Vec<Value> = self
             .state()
@@ -367,7 +346,7 @@ impl Browser {
             screenshot,
             is_error: false,
         };
-        Ok(self.finish(engine, notice, out).await)
+        Ok(self.finish(engine, out).await)
     }
 
     /// `browser_get_content`.
@@ -377,11 +356,8 @@ impl Browser {
         start: i64,
     ) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let (engine, notice) = s.begin().await?;
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let engine = s.begin().await?;
+        let page = engine.page()?;
         let c: Value = eval_json(&page, script::markdown(extract_links)).await?;
         let md = c["markdown"].as_str().unwrap_or_default();
         let url = c["url"].as_str().unwrap_or_default();
@@ -391,7 +367,7 @@ impl Browser {
             let out = Outcome::error(format!(
                 "start_from_char {start} is past the end of the content ({total} characters)."
             ));
-            return Ok(self.finish(engine, notice, out).await);
+            return Ok(self.finish(engine, out).await);
         }
         let part: String = md.chars().skip(start).take(CONTENT_PAGE).collect();
         let end = start + part.chars().count();
@@ -410,17 +386,14 @@ impl Browser {
                 "\n\nThe content was truncated: call browser_get_content with start_from_char={end} for the rest."
             ));
         }
-        Ok(self.finish(engine, notice, Outcome::ok(text)).await)
+        Ok(self.finish(engine, Outcome::ok(text)).await)
     }
 
     /// `browser_scroll`.
     pub async fn scroll(&self, direction: &str) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let (engine, notice) = s.begin().await?;
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let engine = s.begin().await?;
+        let page = engine.page()?;
         let sign = if direction == "up" { -1 } else { 1 };
         let r: Value = eval_json(&page, script::scroll(sign)).await?;
         let y = r["y"].as_i64().unwrap_or(0);
@@ -430,26 +403,23 @@ impl Browser {
         } else {
             format!("Cannot scroll {direction} further; at {y} of {height} pixels.")
         };
-        Ok(self.finish(engine, notice, Outcome::ok(text)).await)
+        Ok(self.finish(engine, Outcome::ok(text)).await)
     }
 
     /// `browser_go_back`.
     pub async fn go_back(&self) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
         let timeout = self.inner.config.navigation_timeout;
-        let (engine, notice) = s.begin().await?;
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let engine = s.begin().await?;
+        let page = engine.page()?;
         let out = history_step(&page, -1, timeout).await?;
-        Ok(self.finish(engine, notice, out).await)
+        Ok(self.finish(engine, out).await)
     }
 
     /// `browser_list_tabs`.
     pub async fn list_tabs(&self) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let (engine, notice) = s.begin().await?;
+        let engine = s.begin().await?;
         self.publish(engine).await;
         let tabs: Vec<Value> = self
             .state()
@@ -458,25 +428,25 @@ impl Browser {
             .map(|t| json!({"tab_id": t.id, "url": t.url, "title": t.title, "active": t.active}))
             .collect();
         let text = serde_json::to_string_pretty(&tabs).unwrap_or_default();
-        Ok(self.finish(engine, notice, Outcome::ok(text)).await)
+        Ok(self.finish(engine, Outcome::ok(text)).await)
     }
 
     /// `browser_switch_tab`.
     pub async fn switch_tab(&self, tab_id: &str) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let (engine, notice) = s.begin().await?;
+        let engine = s.begin().await?;
         let out = switch(engine, tab_id).await?;
-        Ok(self.finish(engine, notice, out).await)
+        Ok(self.finish(engine, out).await)
     }
 
     /// `browser_close_tab`.
     pub async fn close_tab(&self, tab_id: &str) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let (engine, notice) = s.begin().await?;
+        let engine = s.begin().await?;
         let wanted = tab_id.trim().to_ascii_uppercase();
         let Some(i) = engine.tabs.iter().position(|t| t.id == wanted) else {
             let out = unknown_tab(engine, tab_id);
-            return Ok(self.finish(engine, notice, out).await);
+            return Ok(self.finish(engine, out).await);
         };
         let tab = engine.tabs.remove(i);
         tab.page.close().await?;
@@ -490,18 +460,15 @@ impl Browser {
             .map(|t| t.id.clone())
             .unwrap_or_default();
         let out = Outcome::ok(format!("Closed tab {wanted}. Active tab: {now}."));
-        Ok(self.finish(engine, notice, out).await)
+        Ok(self.finish(engine, out).await)
     }
 
     /// `browser_get_storage`: cookies of every site, and the current origin's local and
     /// session storage, in the shape `browser_set_storage` takes.
     pub async fn get_storage(&self) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let (engine, notice) = s.begin().await?;
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let engine = s.begin().await?;
+        let page = engine.page()?;
         let cookies = page.get_cookies().await?;
         let origin: Value = eval_json(&page, script::STORAGE).await?;
         let origins = if origin["origin"]
@@ -514,19 +481,16 @@ impl Browser {
         };
         let state = json!({"cookies": cookies, "origins": origins});
         let text = serde_json::to_string_pretty(&state).unwrap_or_default();
-        Ok(self.finish(engine, notice, Outcome::ok(text)).await)
+        Ok(self.finish(engine, Outcome::ok(text)).await)
     }
 
     /// `browser_set_storage`.
     pub async fn set_storage(&self, storage: &Value) -> Result<Outcome, BrowserError> {
         let mut s = self.for_agent().await?;
-        let (engine, notice) = s.begin().await?;
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let engine = s.begin().await?;
+        let page = engine.page()?;
         let out = apply_storage(&page, storage).await?;
-        Ok(self.finish(engine, notice, out).await)
+        Ok(self.finish(engine, out).await)
     }
 }
 

@@ -102,7 +102,7 @@ impl Session<'_> {
     /// The engine with its tabs brought up to date. What the agent must be told first (a
     /// restart after a crash, the tab it was on closed) waits in the engine until an action
     /// finishes and reports it, so an action that fails on a vanished tab does not lose it.
-    pub async fn begin(&mut self) -> Result<(&mut Engine, Option<String>), BrowserError> {
+    pub async fn begin(&mut self) -> Result<&mut Engine, BrowserError> {
         let restarted = self.notice.take();
         let engine = self.guard.as_mut().ok_or(BrowserError::NotRunning)?;
         engine.tell(restarted);
@@ -116,7 +116,7 @@ impl Session<'_> {
                 "The tab you were on was closed; the active tab is now {now}."
             )));
         }
-        Ok((engine, None))
+        Ok(engine)
     }
 }
 

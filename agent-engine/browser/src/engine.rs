@@ -172,6 +172,11 @@ impl Engine {
         self.tabs.get(self.active).map(|t| &t.page)
     }
 
+    /// The active tab's page.
+    pub fn page(&self) -> Result<Page, BrowserError> {
+        self.active_page().cloned().ok_or(BrowserError::NotRunning)
+    }
+
     /// Opens a tab at `url` and makes it active.
     pub async fn open_tab(&mut self, url: &str) -> Result<Page, BrowserError> {
         let page = self.browser.new_page(url).await?;

@@ -32,10 +32,7 @@ impl Browser {
         let (vw, vh) = self.inner.config.viewport;
         let engine = s.engine()?;
         engine.sync_tabs(true).await?;
-        let page = engine
-            .active_page()
-            .cloned()
-            .ok_or(BrowserError::NotRunning)?;
+        let page = engine.page()?;
         // Only input that may navigate waits for the page and refreshes the state; moves,
         // presses, wheels and text go straight through so hovering and dragging stay live.
         let may_navigate = match &input {
