@@ -320,3 +320,115 @@ async fn a_tab_the_page_opens_is_followed_and_one_closed_under_the_agent_is_repo
     assert_eq!(b.state().title, "Tandem Shop");
     b.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tabs_scrolling_storage_and_recording_work_on_real_pages() {
+    let site = serve().await;
+    let dir = tempfile::tempdir().unwrap();
+    let b = browser(&dir);
+    b.navigate(&site.url("/huge.html"), false).await.unwrap();
+    let down = b.scroll("down").await.unwrap();
+    assert!(
+        down.text.starts_with("Scrolled down; now at"),
+        "{}",
+        down.text
+    );
+    let up = b.scroll("up").await.unwrap();
+    assert!(up.text.contains("now at 0"), "{}", up.text);
+    let top = b.scroll("up").await.unwrap();
+    assert!(
+        top.text.starts_with("Cannot scroll up further"),
+        "{}",
+        top.text
+    );
+
+    // A second tab, switched to and closed by its id.
+    b.navigate(&site.url("/login.html"), true).await.unwrap();
+    let tabs: Value = serde_json::from_str(&b.list_tabs().await.unwrap().text).unwrap();
+    let tabs = tabs.as_array().unwrap().clone();
+    assert_eq!(tabs.len(), 2);
+    let first = tabs[0]["tab_id"].as_str().unwrap().to_owned();
+    let second = tabs[1]["tab_id"].as_str().unwrap().to_owned();
+    assert_eq!(first.len(), 4);
+    assert_eq!(b.state().title, "Log in");
+    b.switch_tab(&first.to_lowercase()).await.unwrap();
+    assert_eq!(b.state().title, "Huge");
+    let closed = b.close_tab(&second).await.unwrap();
+    assert!(
+        closed.text.contains(&format!("Closed tab {second}")),
+        "{}",
+        closed.text
+    );
+    assert_eq!(b.state().tabs.len(), 1);
+
+    // Storage: set on this origin, read back, in the shape set_storage takes.
+    let origin = site.url("");
+    let storage = serde_json::json!({
+        "cookies": [{"name": "session", "value": "abc", "url": origin}],
+        "origins": [{"origin": origin, "localStorage": [{"name": "theme", "value": "dark"}]}],
+    });
+    let set = b.set_storage(&storage).await.unwrap();
+    assert!(
+        set.text.contains("Set 1 cookies and 1 storage items"),
+        "{}",
+        set.text
+    );
+    let got: Value = serde_json::from_str(&b.get_storage().await.unwrap().text).unwrap();
+    assert!(
+        got["cookies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "session" && c["value"] == "abc"),
+        "{got}"
+    );
+    assert_eq!(
+        got["origins"][0]["localStorage"][0]["value"], "dark",
+        "{got}"
+    );
+    let bad = b
+        .set_storage(&serde_json::json!({"cookies": [{"nope": 1}]}))
+        .await
+        .unwrap();
+    assert!(
+        bad.is_error && bad.text.contains("cookies[0]"),
+        "{}",
+        bad.text
+    );
+
+    // A recording keeps page changes and frames in numbered JSON files.
+    let started = b.start_recording().await.unwrap();
+    assert!(
+        started.text.contains("Recording started"),
+        "{}",
+        started.text
+    );
+    b.navigate(&site.url("/"), false).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stopped = b.stop_recording().await.unwrap();
+    assert!(
+        stopped.text.contains("Recording stopped"),
+        "{}",
+        stopped.text
+    );
+    let rec_root = dir.path().join("ws/.agent_tmp/browser_observations");
+    let rec = std::fs::read_dir(&rec_root)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let events: Value =
+        serde_json::from_slice(&std::fs::read(rec.join("1.json")).unwrap()).unwrap();
+    assert!(
+        events
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["type"] == "page" && e["title"] == "Tandem Shop"),
+        "{events}"
+    );
+    let again = b.stop_recording().await.unwrap();
+    assert!(again.is_error, "no recording runs any more");
+    b.close().await;
+}
