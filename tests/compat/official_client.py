@@ -1,22 +1,29 @@
 """The official OpenHands SDK client (openhands-sdk 1.58.2, unchanged) drives `tandem serve`.
 
 Usage: official_client.py SERVER_URL SESSION_KEY LLM_BASE_URL WORKDIR
+       official_client.py browser SERVER_URL SESSION_KEY LLM_BASE_URL WORKDIR SITE_URL
+         (an agent with upstream's browser_tool_set reads a page the test serves at SITE_URL)
 
 The model is Tandem's scripted LLM; the Rust test (tests/tests/compat_official_client.rs) scripts
 its replies in the order the phases below consume them. Every check prints `ok <what>`; the
 first failed check raises, the script exits non-zero and the Rust test shows this output.
 """
 
+import json
 import sys
 import time
 
 import httpx
-from openhands.sdk import LLM, Conversation
+from openhands.sdk import LLM, Agent, Conversation, Tool
 from openhands.sdk.security.confirmation_policy import AlwaysConfirm, NeverConfirm
 from openhands.sdk.workspace import RemoteWorkspace
 from openhands.tools.preset.default import get_default_agent
 
-URL, KEY, LLM_URL, WORKDIR = sys.argv[1:5]
+BROWSER = sys.argv[1] == "browser"
+if BROWSER:
+    URL, KEY, LLM_URL, WORKDIR, SITE_URL = sys.argv[2:7]
+else:
+    URL, KEY, LLM_URL, WORKDIR = sys.argv[1:5]
 
 
 def check(cond, what, detail=""):
@@ -54,6 +61,35 @@ def texts(conv, kind):
 llm = LLM(model="openai/fake", base_url=LLM_URL, api_key="x", num_retries=0, usage_id="agent")
 agent = get_default_agent(llm=llm, cli_mode=True)
 workspace = RemoteWorkspace(host=URL, api_key=KEY, working_dir=WORKDIR)
+
+
+def browser_case():
+    """browser_tool_set by name: the server runs the tools, the client decodes their events."""
+    # Upstream's client decodes the tools' events only with their classes imported (as
+    # get_default_agent does when it enables the browser).
+    from openhands.tools.browser_use import BrowserToolSet
+
+    check(BrowserToolSet.name == "browser_tool_set", "the SDK names the tool set browser_tool_set")
+    agent = Agent(llm=llm, tools=[Tool(name="browser_tool_set")])
+    conv = Conversation(agent=agent, workspace=workspace)
+    conv.send_message(f"open {SITE_URL} and read the page")
+    conv.run()
+    check(status(conv) == "finished", "the browser run ends finished", status(conv))
+    obs = [e.observation for e in conv.state.events if type(e).__name__ == "ObservationEvent"]
+    names = [type(o).__name__ for o in obs]
+    check(names == ["BrowserObservation", "BrowserObservation"], "navigate and get_state come back as BrowserObservation", str(names))
+    check(SITE_URL in obs[0].text, "the navigate observation names the URL", obs[0].text[:300])
+    check(not obs[1].is_error, "get_state succeeded", obs[1].text[:400])
+    state = json.loads(obs[1].text)
+    check(state["title"] == "Tandem Shop", "get_state carries the page's title, not its URL", str(state["title"]))
+    check(state["url"] == SITE_URL, "get_state carries the page's URL", str(state["url"]))
+    conv.close()
+
+
+if BROWSER:
+    browser_case()
+    print("ALL OK", flush=True)
+    sys.exit(0)
 
 # create → message → run
 conv = Conversation(agent=agent, workspace=workspace)
