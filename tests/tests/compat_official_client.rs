@@ -92,10 +92,6 @@ fn serve_page() -> String {
 }
 
 #[test]
-#[ignore = "Tandem's browser_tool_set adds browser_request_handoff, whose tool definition (kind \
-            BrowserRequestHandoffTool) in the SystemPromptEvent upstream's client cannot decode: \
-            conv.run() raises a ValidationError; remove this once upstream clients get exactly \
-            upstream's browser tools"]
 fn official_client_runs_a_browser_conversation() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("project");

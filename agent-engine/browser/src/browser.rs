@@ -71,6 +71,8 @@ pub(crate) struct Inner {
     pub screencast: std::sync::Mutex<Option<crate::screencast::Screencast>>,
     pub recording: std::sync::Mutex<Option<crate::recording::Recording>>,
     pub closed: std::sync::atomic::AtomicBool,
+    /// Set by the first [`Browser::close_soon`].
+    pub closing: std::sync::atomic::AtomicBool,
 }
 
 /// A conversation's browser (cheap to clone).
@@ -136,6 +138,7 @@ impl Browser {
                 screencast: std::sync::Mutex::new(None),
                 recording: std::sync::Mutex::new(None),
                 closed: std::sync::atomic::AtomicBool::new(false),
+                closing: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -353,6 +356,18 @@ impl Browser {
         FrameWatch {
             rx: self.inner.frames.subscribe(),
             browser: self.clone(),
+        }
+    }
+
+    /// Starts closing Chromium on the runtime, once however many tools ask (their `close` is
+    /// synchronous).
+    pub fn close_soon(&self) {
+        if self.inner.closing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let browser = self.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move { browser.close().await });
         }
     }
 

@@ -4,8 +4,8 @@
 //! - [`Browser`] is one conversation's browser. Chromium starts at the agent's first browser
 //!   action (headless, its profile in the conversation's folder), is restarted when it has
 //!   crashed (the next observation says so) and closes with the conversation.
-//! - [`browser_tool_set`] gives the tools of upstream's `browser_tool_set` plus
-//!   `browser_request_handoff` on one [`Browser`].
+//! - [`browser_tool_set`] gives the tools of upstream's `browser_tool_set` on one [`Browser`];
+//!   [`request_handoff_tool`] Tandem's `browser_request_handoff`, asked for by name.
 //! - The live view follows [`Browser::watch_frames`] (a CDP screencast of the active tab, each
 //!   frame acknowledged, only the latest kept) and [`Browser::watch_state`] (who drives, URL,
 //!   title, tabs, a pending handoff).
@@ -33,4 +33,4 @@ pub use browser::{Browser, FrameWatch, HandBack};
 pub use config::BrowserConfig;
 pub use error::BrowserError;
 pub use state::Frame;
-pub use tools::browser_tool_set;
+pub use tools::{browser_tool_set, request_handoff_tool};

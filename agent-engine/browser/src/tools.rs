@@ -91,6 +91,11 @@ macro_rules! browser_tools {
                     or_cancelled(&ctx, $body).await
                 })
             }
+
+            /// The conversation closed: Chromium goes with it (the first tool closed does it).
+            fn close(&self) {
+                self.browser.close_soon();
+            }
         }
     )*};
 }
@@ -172,18 +177,16 @@ impl TypedTool for RequestHandoff {
         })
     }
 
-    /// The conversation closed: Chromium goes with it (one tool of the set does this).
     fn close(&self) {
         self.browser.cancel_handoff();
-        let browser = self.browser.clone();
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move { browser.close().await });
-        }
+        self.browser.close_soon();
     }
 }
 
-/// The tools of upstream's `browser_tool_set` plus `browser_request_handoff`, in upstream's
-/// order, all on `browser`. Closing them (the conversation closing) closes Chromium.
+/// The tools of upstream's `browser_tool_set`, in upstream's order, all on `browser`. Closing
+/// them (the conversation closing) closes Chromium. Tandem's `browser_request_handoff` is
+/// apart ([`request_handoff_tool`]): an agent spec asks for it by name, so an upstream client
+/// asking for `browser_tool_set` gets exactly upstream's tools.
 pub fn browser_tool_set(browser: &Browser) -> Vec<Arc<dyn Tool>> {
     let b = || browser.clone();
     vec![
@@ -201,6 +204,10 @@ pub fn browser_tool_set(browser: &Browser) -> Vec<Arc<dyn Tool>> {
         Arc::new(SetStorage::new(b())),
         Arc::new(StartRecording::new(b())),
         Arc::new(StopRecording::new(b())),
-        Arc::new(RequestHandoff::new(b())),
     ]
+}
+
+/// `browser_request_handoff` on `browser`.
+pub fn request_handoff_tool(browser: &Browser) -> Arc<dyn Tool> {
+    Arc::new(RequestHandoff::new(browser.clone()))
 }

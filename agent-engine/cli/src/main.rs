@@ -181,7 +181,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             let llm_client = client(&config)?;
             let mut spec = AgentSpec::default_for(config);
             if browser {
-                spec.tools.push(browser_spec());
+                spec.tools.extend(browser_specs());
             }
             let mut options = ConversationOptions::new(spec, workspace.clone());
             let id = uuid::Uuid::new_v4().to_string();
@@ -301,12 +301,12 @@ fn client(config: &LlmConfig) -> Result<Arc<dyn Llm>> {
     Ok(tandem_llm::agent_llm(config.clone())?)
 }
 
-/// The agent spec's entry for the browser tools.
-fn browser_spec() -> tandem_protocol::ToolSpec {
-    tandem_protocol::ToolSpec {
-        name: "browser_tool_set".into(),
+/// The agent spec's entries for the browser: upstream's tools and Tandem's handoff.
+fn browser_specs() -> [tandem_protocol::ToolSpec; 2] {
+    ["browser_tool_set", "browser_request_handoff"].map(|name| tandem_protocol::ToolSpec {
+        name: name.into(),
         params: Default::default(),
-    }
+    })
 }
 
 /// Where conversation `id`'s browser keeps its profile and recordings.
@@ -322,7 +322,7 @@ fn browser_place(
     ))
 }
 
-/// The default tools, and the browser's when `browser` says where it lives.
+/// The default tools, and the browser's (with the handoff) when `browser` says where it lives.
 fn runtime_for(
     llm: Arc<dyn Llm>,
     browser: Option<Result<tandem_browser::BrowserConfig>>,
@@ -331,6 +331,7 @@ fn runtime_for(
     let browser = browser.transpose()?.map(tandem_browser::Browser::new);
     if let Some(b) = &browser {
         tools.extend(tandem_browser::browser_tool_set(b));
+        tools.push(tandem_browser::request_handoff_tool(b));
     }
     Ok((Runtime { llm, tools }, browser))
 }

@@ -79,7 +79,7 @@ pub async fn run(
     };
     let mut spec = AgentSpec::default_for(config);
     if req.browser {
-        spec.tools.push(super::browser_spec());
+        spec.tools.extend(super::browser_specs());
     }
     let mut options = RemoteConversationOptions::new(spec);
     options.confirmation_policy = policy;

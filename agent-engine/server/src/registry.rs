@@ -603,12 +603,15 @@ pub fn build_tools(
             "finish" | "FinishTool" => Arc::new(tandem_tools::FinishTool::new()),
             "think" | "ThinkTool" => Arc::new(tandem_tools::ThinkTool::new()),
             "browser_tool_set" | "BrowserToolSet" => {
-                if browser.is_none() {
-                    let b = Browser::new(place());
-                    tools.extend(tandem_browser::browser_tool_set(&b));
-                    browser = Some(b);
-                }
+                let b = browser.get_or_insert_with(|| Browser::new(place()));
+                tools.extend(tandem_browser::browser_tool_set(b));
                 return true;
+            }
+            // Tandem's own: asked for by name beside the set, so upstream clients that ask
+            // only for browser_tool_set see exactly upstream's tools.
+            "browser_request_handoff" | "BrowserRequestHandoffTool" => {
+                let b = browser.get_or_insert_with(|| Browser::new(place()));
+                tandem_browser::request_handoff_tool(b)
             }
             _ => return false,
         };
@@ -622,7 +625,7 @@ pub fn build_tools(
                 &["body", "agent", "tools", &idx, "name"],
                 "value_error",
                 format!(
-                    "unknown tool `{}`; this server has terminal, file_editor, task_tracker, finish, think and browser_tool_set",
+                    "unknown tool `{}`; this server has terminal, file_editor, task_tracker, finish, think, browser_tool_set and browser_request_handoff",
                     t.name
                 ),
                 Value::from(t.name.as_str()),

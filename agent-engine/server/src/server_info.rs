@@ -25,7 +25,7 @@ pub async fn ready() -> Json<StatusResponse> {
 pub fn tool_names() -> Vec<String> {
     tandem_tools::tool_names()
         .into_iter()
-        .chain(["browser_tool_set"])
+        .chain(["browser_tool_set", "browser_request_handoff"])
         .map(str::to_owned)
         .collect()
 }

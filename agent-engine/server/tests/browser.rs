@@ -21,10 +21,11 @@ use site::serve;
 /// Hang guard for each wait; the tests never assert speed.
 const PATIENCE: Duration = Duration::from_secs(60);
 
-/// The harness's agent with only the browser tools (and the default finish/think).
+/// The harness's agent with only the browser tools and the handoff (and the default
+/// finish/think).
 fn browser_agent(llm: &ScriptedLlmServer) -> Value {
     let mut agent = TestServer::agent(llm);
-    agent["tools"] = json!([{"name": "browser_tool_set"}]);
+    agent["tools"] = json!([{"name": "browser_tool_set"}, {"name": "browser_request_handoff"}]);
     agent
 }
 

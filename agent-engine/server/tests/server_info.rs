@@ -57,6 +57,7 @@ async fn the_browser_tools_and_socket_are_advertised() {
             .is_some_and(|a| a.iter().any(|v| v == name))
     };
     assert!(listed("usable_tools", "browser_tool_set"), "{open}");
+    assert!(listed("usable_tools", "browser_request_handoff"), "{open}");
     assert!(listed("capabilities", "tandem_browser_socket_v1"), "{open}");
     t.stop().await;
 }

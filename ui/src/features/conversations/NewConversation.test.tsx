@@ -89,6 +89,18 @@ describe("NewConversation", () => {
       expect(await startAndReadTools()).toEqual(["terminal", "file_editor", "task_tracker", "browser_tool_set"]);
     });
 
+    it("include the handoff tool when the server lists it", async () => {
+      serverSays({ home_dir: "/home/ann", usable_tools: ["terminal", "browser_tool_set", "browser_request_handoff"] });
+      renderForm();
+      expect(await startAndReadTools()).toEqual([
+        "terminal",
+        "file_editor",
+        "task_tracker",
+        "browser_tool_set",
+        "browser_request_handoff",
+      ]);
+    });
+
     it("can be left out", async () => {
       serverSays({ home_dir: "/home/ann", usable_tools: ["terminal", "browser_tool_set"] });
       renderForm();

@@ -20,6 +20,8 @@ export function defaultWorkspace(last: string | null | undefined, info: ServerIn
 
 /** The upstream tool set that gives the agent a browser (navigate, click, type, …). */
 export const BROWSER_TOOL_SET = "browser_tool_set";
+/** Tandem's tool for the agent to ask a person to take over the browser (not upstream's). */
+export const BROWSER_HANDOFF = "browser_request_handoff";
 
 /**
  * Whether the server can give the agent a browser: it lists `browser_tool_set` among its
@@ -31,13 +33,18 @@ export function offersBrowserTools(info: ServerInfoView | undefined): boolean {
   return !Array.isArray(tools) || tools.length === 0 || tools.includes(BROWSER_TOOL_SET);
 }
 
-/** The agent spec with the browser tools added to its tools. */
-export function withBrowserTools<A>(agent: A): A {
+/**
+ * The agent spec with the browser tools added to its tools, and the handoff tool when the
+ * server lists it (Tandem's servers do; upstream's would refuse the name).
+ */
+export function withBrowserTools<A>(agent: A, info?: ServerInfoView): A {
   // Boundary: the generated agent type is a large union; every variant has `tools`.
   const a = agent as unknown as { tools?: { name: string; params: Record<string, unknown> }[] };
-  const tools = a.tools ?? [];
-  if (tools.some((t) => t.name === BROWSER_TOOL_SET)) return agent;
-  return { ...a, tools: [...tools, { name: BROWSER_TOOL_SET, params: {} }] } as unknown as A;
+  const wanted = [BROWSER_TOOL_SET];
+  if (Array.isArray(info?.usable_tools) && info.usable_tools.includes(BROWSER_HANDOFF)) wanted.push(BROWSER_HANDOFF);
+  const tools = [...(a.tools ?? [])];
+  for (const name of wanted) if (!tools.some((t) => t.name === name)) tools.push({ name, params: {} });
+  return { ...a, tools } as unknown as A;
 }
 
 export function NewConversation({ backend, onCreated, onCancel }: { backend: Backend; onCreated(id: string): void; onCancel(): void }) {
@@ -62,7 +69,7 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
     try {
       const profile = settings.profiles.find((p) => p.id === profileId) ?? null;
       const base = await agentFor(profile, health?.info?.llm_model);
-      const agent = browser && browserOffered ? withBrowserTools(base) : base;
+      const agent = browser && browserOffered ? withBrowserTools(base, health?.info) : base;
       const info = await create.mutateAsync({
         agent,
         workspace: { kind: "LocalWorkspace", working_dir: folder.trim() },
