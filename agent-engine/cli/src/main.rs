@@ -301,12 +301,13 @@ fn client(config: &LlmConfig) -> Result<Arc<dyn Llm>> {
     Ok(tandem_llm::agent_llm(config.clone())?)
 }
 
-/// The agent spec's entries for the browser: upstream's tools and Tandem's handoff.
-fn browser_specs() -> [tandem_protocol::ToolSpec; 2] {
-    ["browser_tool_set", "browser_request_handoff"].map(|name| tandem_protocol::ToolSpec {
-        name: name.into(),
+/// The agent spec's entry for the browser: upstream's tools. Not the handoff: a terminal run
+/// has no live view through which a person could take over and hand back.
+fn browser_specs() -> [tandem_protocol::ToolSpec; 1] {
+    [tandem_protocol::ToolSpec {
+        name: "browser_tool_set".into(),
         params: Default::default(),
-    })
+    }]
 }
 
 /// Where conversation `id`'s browser keeps its profile and recordings.
@@ -322,7 +323,7 @@ fn browser_place(
     ))
 }
 
-/// The default tools, and the browser's (with the handoff) when `browser` says where it lives.
+/// The default tools, and the browser's when `browser` says where it lives.
 fn runtime_for(
     llm: Arc<dyn Llm>,
     browser: Option<Result<tandem_browser::BrowserConfig>>,
@@ -331,7 +332,6 @@ fn runtime_for(
     let browser = browser.transpose()?.map(tandem_browser::Browser::new);
     if let Some(b) = &browser {
         tools.extend(tandem_browser::browser_tool_set(b));
-        tools.push(tandem_browser::request_handoff_tool(b));
     }
     Ok((Runtime { llm, tools }, browser))
 }
