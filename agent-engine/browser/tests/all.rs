@@ -4,4 +4,3 @@
 mod definitions;
 mod fixture;
 mod live;
-mod site;

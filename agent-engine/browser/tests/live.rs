@@ -7,7 +7,7 @@ use serde_json::Value;
 use tandem_browser::{Browser, BrowserConfig, BrowserError};
 use tandem_protocol::{BrowserClientFrame, BrowserDriver};
 
-use crate::site::{Site, serve};
+use tandem_testkit::site::{Site, serve};
 
 fn browser(dir: &tempfile::TempDir) -> Browser {
     let mut config =

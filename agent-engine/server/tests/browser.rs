@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tandem_testkit::{Reply, ScriptedLlmServer, Step, ToolCallSpec};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
-use site::serve;
+use tandem_testkit::site::serve;
 
 /// Hang guard for each wait; the tests never assert speed.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -459,70 +459,4 @@ async fn taking_control_over_rest_pauses_the_run_and_handing_back_resumes_it() {
         .collect();
     assert_eq!(drivers, [json!("person"), json!("agent")]);
     t.stop().await;
-}
-
-/// The small site: a home page with a link and a button, a login form at fixed spots, and
-/// the page the form leads to.
-mod site {
-    use std::net::SocketAddr;
-
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpListener;
-
-    const HOME: &str = r#"<!doctype html><html><head><title>Tandem Shop</title></head>
-<body><h1>Welcome</h1><p>A shop for tests.</p><a href="/login.html">Log in</a>
-<button onclick="document.getElementById('out').textContent='pressed'">Press</button><p id="out"></p>
-</body></html>"#;
-
-    const LOGIN: &str = r#"<!doctype html><html><head><title>Log in</title>
-<style>#user,#pass{position:absolute;left:100px;width:300px;height:30px}#user{top:200px}#pass{top:300px}#go{position:absolute;left:100px;top:400px}</style></head>
-<body><h1>Log in</h1><form action="/welcome.html" method="get">
-<input id="user" name="user" placeholder="User name">
-<input id="pass" name="pass" type="password" placeholder="Password">
-<button id="go" type="submit">Sign in</button></form></body></html>"#;
-
-    const WELCOME: &str = r#"<!doctype html><html><head><title>Your account</title></head>
-<body><h1 id="hi">Welcome</h1><script>
-const u = new URLSearchParams(location.search).get('user');
-document.getElementById('hi').textContent = 'Welcome, ' + u;
-</script></body></html>"#;
-
-    /// A running site; pages at `url(path)`.
-    pub struct Site {
-        pub addr: SocketAddr,
-    }
-
-    impl Site {
-        pub fn url(&self, path: &str) -> String {
-            format!("http://{}{path}", self.addr)
-        }
-    }
-
-    /// Serves the site until the test ends.
-    pub async fn serve() -> Site {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                tokio::spawn(async move {
-                    let mut buf = vec![0u8; 8192];
-                    let n = stream.read(&mut buf).await.unwrap_or(0);
-                    let req = String::from_utf8_lossy(&buf[..n]).to_string();
-                    let path = req.split_whitespace().nth(1).unwrap_or("/");
-                    let body = match path.split('?').next().unwrap_or("/") {
-                        "/" | "/index.html" => HOME,
-                        "/login.html" => LOGIN,
-                        "/welcome.html" => WELCOME,
-                        _ => "<title>Not found</title>nothing here",
-                    };
-                    let resp = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                    let _ = stream.write_all(resp.as_bytes()).await;
-                });
-            }
-        });
-        Site { addr }
-    }
 }

@@ -69,6 +69,7 @@ mod anthropic;
 mod invariants;
 mod responses;
 mod server;
+pub mod site;
 mod terminal;
 
 pub use server::{CapturedRequest, ScriptedLlmServer, Source, WireProtocol};

@@ -1,5 +1,7 @@
-//! A small site the tests serve on 127.0.0.1: a home page with a link, a login form, the page
-//! it leads to, and pages that misbehave (never finish, not HTML, huge).
+//! A small site tests of the agent's browser serve on 127.0.0.1: a home page with a link and
+//! a button, a login form whose fields sit at fixed spots (user centred at (250, 215),
+//! password at (250, 315)), the page it leads to, a page that closes its own tab, and pages
+//! that misbehave (never finish loading, not HTML, huge).
 
 use std::net::SocketAddr;
 
@@ -26,10 +28,12 @@ document.getElementById('hi').textContent = 'Welcome, ' + u;
 
 /// A running site; pages at `url(path)`.
 pub struct Site {
+    /// Where it listens.
     pub addr: SocketAddr,
 }
 
 impl Site {
+    /// The URL of `path` (starting with `/`).
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
@@ -47,9 +51,18 @@ fn huge() -> String {
 }
 
 /// Serves the site until the test ends.
+///
+/// # Panics
+/// When no loopback port can be bound: a test kit should fail the test loudly then.
 pub async fn serve() -> Site {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let listener = match TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => panic!("test site: cannot bind 127.0.0.1:0: {e}"),
+    };
+    let addr = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => panic!("test site: no local address: {e}"),
+    };
     tokio::spawn(async move {
         loop {
             let Ok((mut stream, _)) = listener.accept().await else {
