@@ -160,9 +160,10 @@ of objects with `origin`, `localStorage` and `sessionStorage`), in the shape \
 browser_get_storage returns.";
 
 const START_RECORDING_DESCRIPTION: &str = "\
-Starts recording the browser session: page changes, mouse movements, clicks and scrolling, \
-also across navigations. The recording is saved as numbered JSON files of rrweb events in a \
-folder the result names. Call browser_stop_recording to end it.";
+Starts recording the browser session: the page as it is drawn (JPEG frames of the live view) \
+and every change of URL, title or driver, also across navigations. The recording is saved as \
+numbered JSON files of those events (not rrweb) in a folder the result names, every 5 seconds. \
+Call browser_stop_recording to end it.";
 
 const STOP_RECORDING_DESCRIPTION: &str = "\
 Stops the recording started with browser_start_recording and saves what is left of it. The \
