@@ -187,10 +187,9 @@ impl Registry {
         let place = || BrowserConfig::for_conversation(dir.clone(), workspace.clone());
         let set = build_tools(&state.agent, &self.config, &place)
             .unwrap_or_else(|_| default_tool_set(&self.config));
-        let tools = set.tools;
         let runtime = Runtime {
             llm: Arc::clone(&llm),
-            tools: tools.clone(),
+            tools: set.tools.clone(),
         };
         // A conversation just closed (evicted, or closed by another server in this process)
         // releases its log's lock right after it answers: retry briefly.
@@ -210,26 +209,15 @@ impl Registry {
             tracing::warn!(conversation = %id, "{w}");
         }
         Baseline::ensure(handle.dir(), &workspace).await;
-        let entry = self.entry(
-            handle,
-            set.terminal,
-            set.browser,
-            tools,
-            llm,
-            has_key,
-            workspace,
-        );
+        let entry = self.entry(handle, set, llm, has_key, workspace);
         live.insert(id.to_owned(), Arc::clone(&entry));
         Ok(entry)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn entry(
         &self,
         handle: ConversationHandle,
-        terminal: Arc<TerminalTool>,
-        browser: Option<Browser>,
-        tools: Vec<Arc<dyn Tool>>,
+        set: ToolSet,
         llm: Arc<dyn Llm>,
         has_key: bool,
         workspace: PathBuf,
@@ -240,10 +228,10 @@ impl Registry {
         ));
         Arc::new(Live {
             handle,
-            terminal,
-            browser,
+            terminal: set.terminal,
+            browser: set.browser,
             resume_on_hand_back: std::sync::atomic::AtomicBool::new(false),
-            tools,
+            tools: set.tools,
             llm,
             has_key,
             workspace,
@@ -297,7 +285,6 @@ impl Registry {
         let dir = self.store.dir_for(&id)?;
         let place = || BrowserConfig::for_conversation(dir.clone(), workspace.clone());
         let set = build_tools(&req.agent, &self.config, &place)?;
-        let tools = set.tools;
         let mut options = ConversationOptions::new(req.agent.clone(), workspace);
         options.id = Some(id.clone());
         if let Some(p) = req.confirmation_policy.clone() {
@@ -326,7 +313,7 @@ impl Registry {
         drop(extra);
         let runtime = Runtime {
             llm: Arc::clone(&llm),
-            tools: tools.clone(),
+            tools: set.tools.clone(),
         };
         let handle = Conversation::create(&self.store, options, runtime).await?;
         let workspace = PathBuf::from(&handle.state().workspace.working_dir);
@@ -334,15 +321,7 @@ impl Registry {
         if let Some(analyzer) = req.security_analyzer.clone() {
             handle.set_security_analyzer(Some(analyzer)).await?;
         }
-        let entry = self.entry(
-            handle,
-            set.terminal,
-            set.browser,
-            tools,
-            llm,
-            has_key,
-            workspace,
-        );
+        let entry = self.entry(handle, set, llm, has_key, workspace);
         self.live.lock().await.insert(id, Arc::clone(&entry));
         Ok((entry, true))
     }
