@@ -242,7 +242,7 @@ impl Browser {
                     .map(|t| t.id.clone())
                     .unwrap_or_default();
                 let out = Outcome::ok(format!(
-                    "Clicked element {index}; the page closed its tab. The active tab is now {now}."
+                    "Clicked element {index}. The page closed its tab; the active tab is now {now}."
                 ));
                 return Ok(self.finish(engine, out).await);
             }
