@@ -101,6 +101,20 @@ if ! command -v tauri-driver >/dev/null || ! cargo install --list 2>/dev/null | 
 fi
 # --- end desktop app ---
 
+# --- Docker sandbox (sandbox-image/, tandem-workspace): Debian's dockerd, which scripts/docker.sh
+# starts when none runs, and debootstrap, with which sandbox-image/build-base.sh makes the base ---
+missing_docker=()
+command -v dockerd >/dev/null || [ -x /usr/sbin/dockerd ] || missing_docker+=(docker.io)
+command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing_docker+=(debootstrap)
+if [ ${#missing_docker[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "== apt-get install ${missing_docker[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing_docker[@]}"
+fi
+# --- end Docker sandbox ---
+
 # --- cargo-machete: scripts/test.sh fails on a dependency entry no source uses (each one is
 # compiled on every cold build) ---
 if ! cargo install --list 2>/dev/null | grep -q "^cargo-machete v0\.9\.2:"; then
