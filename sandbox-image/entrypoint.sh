@@ -60,18 +60,18 @@ if [ "$(id -u)" -eq 0 ]; then
     chown -R "$uid:$gid" /workspace || log "warning: cannot chown /workspace to $uid:$gid"
   fi
   # No way back to root: setuid binaries and file capabilities are ignored from here on.
-  as_user() { setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --no-new-privs -- "$@"; }
+  as_user=(setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --no-new-privs --)
 else
   # Started with --user: run everything as that user.
   uid="$(id -u)"
   gid="$(id -g)"
-  as_user() { "$@"; }
+  as_user=()
 fi
 
 export HOME="$USER_HOME" USER="$USER_NAME" LOGNAME="$USER_NAME" SHELL=/bin/bash
 export TANDEM_HOME="${TANDEM_HOME:-$USER_HOME/.tandem}"
 export OH_WORKSPACE_PATH=/workspace
-as_user mkdir -p "$TANDEM_HOME" 2>/dev/null || true
+"${as_user[@]}" mkdir -p "$TANDEM_HOME" 2>/dev/null || true
 
 # --- the desktop: Xvfb, openbox, x11vnc on loopback ---
 desk=/tmp/tandem-desktop
@@ -85,8 +85,22 @@ chmod 700 "$desk"
 spawn() {
   local name="$1"
   shift
-  (as_user "$@" >"$desk/$name.log" 2>&1 </dev/null &
+  ("${as_user[@]}" "$@" >"$desk/$name.log" 2>&1 </dev/null &
     echo $!)
+}
+# The inodes of the TCP sockets listening on $VNC_PORT (any address), and whether PID holds one.
+listen_inodes() {
+  local hex
+  hex="$(printf ':%04X' "$VNC_PORT")"
+  awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { print $10 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+listens() {
+  local inode
+  for inode in $(listen_inodes); do
+    # Read as the user: root without CAP_SYS_PTRACE may not look at another user's fds.
+    "${as_user[@]}" find "/proc/$1/fd" -lname "socket:\\[$inode\\]" 2>/dev/null | grep -q . && return 0
+  done
+  return 1
 }
 log_tail() { tail -n 5 "$desk/$1.log" 2>/dev/null | sed "s/^/  $1: /" >&2; }
 
@@ -94,13 +108,15 @@ start_desktop() {
   # A cookie on the display: only holders of $XAUTHORITY may connect. -nolisten local drops the
   # abstract socket, which --network host would share with the host and the other sandboxes;
   # -displayfd picks a free display all the same.
-  local cookie display="" xvfb wm vnc i greeting=""
+  local cookie display="" xvfb wm vnc i ready=0
   cookie="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
   export XAUTHORITY="$USER_HOME/.Xauthority"
-  as_user rm -f "$XAUTHORITY" "$desk/server.auth"
-  as_user xauth -q -f "$desk/server.auth" add :0 MIT-MAGIC-COOKIE-1 "$cookie" ||
+  rm -f "$XAUTHORITY" "$desk/server.auth"
+  "${as_user[@]}" touch "$XAUTHORITY" "$desk/server.auth"
+  "${as_user[@]}" xauth -q -f "$desk/server.auth" add :0 MIT-MAGIC-COOKIE-1 "$cookie" ||
     { log "warning: xauth failed: no desktop"; return 1; }
-  xvfb="$( (as_user Xvfb -displayfd 3 -auth "$desk/server.auth" -nolisten tcp -nolisten local \
+  : >"$desk/display"
+  xvfb="$( ("${as_user[@]}" Xvfb -displayfd 3 -auth "$desk/server.auth" -nolisten tcp -nolisten local \
     -screen 0 1280x800x24 >"$desk/xvfb.log" 2>&1 3>"$desk/display" </dev/null &
     echo $!))"
   for ((i = 0; i < 100; i++)); do
@@ -115,25 +131,28 @@ start_desktop() {
     return 1
   fi
   export DISPLAY=":$display"
-  as_user xauth -q -f "$XAUTHORITY" add "$DISPLAY" MIT-MAGIC-COOKIE-1 "$cookie"
+  "${as_user[@]}" xauth -q -f "$XAUTHORITY" add "$DISPLAY" MIT-MAGIC-COOKIE-1 "$cookie"
   wm="$(spawn openbox openbox --sm-disable)"
+  if [ -n "$(listen_inodes)" ]; then
+    log "warning: port $VNC_PORT (TANDEM_VNC_PORT) is taken on this host: the desktop runs but cannot be viewed"
+    return 0
+  fi
   vnc="$(spawn x11vnc x11vnc -display "$DISPLAY" -auth "$XAUTHORITY" -localhost -noipv6 \
     -rfbport "$VNC_PORT" -forever -shared -nopw -quiet -norc -xkb)"
-  # Ready when our x11vnc is alive and the port greets in RFB.
+  # Ready when our own x11vnc listens on the port (with --network host another process may hold
+  # it: then x11vnc exits and the desktop is not offered).
   for ((i = 0; i < 100; i++)); do
-    if ! kill -0 "$vnc" 2>/dev/null; then
+    kill -0 "$vnc" 2>/dev/null || break
+    if listens "$vnc"; then
+      ready=1
       break
     fi
-    if exec 4<>"/dev/tcp/127.0.0.1/$VNC_PORT"; then
-      read -r -t 2 greeting <&4
-      exec 4<&-
-      [[ "$greeting" == RFB* ]] && break
-    fi 2>/dev/null
     sleep 0.1
   done
-  if [[ "$greeting" != RFB* ]] || ! kill -0 "$vnc" 2>/dev/null; then
+  if [ "$ready" -eq 0 ]; then
     log "warning: x11vnc did not start on 127.0.0.1:$VNC_PORT: the desktop runs but cannot be viewed"
     log_tail x11vnc
+    kill "$vnc" 2>/dev/null
     return 0
   fi
   kill -0 "$wm" 2>/dev/null || { log "warning: openbox exited: the desktop has no window manager"; log_tail openbox; }
@@ -148,7 +167,7 @@ fi
 # Chromium's own sandbox needs user namespaces, which Docker's default seccomp profile forbids:
 # without them the container is the sandbox (see /etc/chromium.d/tandem-sandbox).
 if [ -z "${TANDEM_CHROMIUM_NO_SANDBOX:-}" ]; then
-  if as_user unshare --user true 2>/dev/null; then
+  if "${as_user[@]}" unshare --user true 2>/dev/null; then
     export TANDEM_CHROMIUM_NO_SANDBOX=0
   else
     export TANDEM_CHROMIUM_NO_SANDBOX=1
@@ -157,8 +176,4 @@ if [ -z "${TANDEM_CHROMIUM_NO_SANDBOX:-}" ]; then
 fi
 
 cd /workspace 2>/dev/null || cd "$USER_HOME" || true
-serve=(/usr/local/bin/tandem serve --host "$HOST" --port "$PORT" "$@")
-if [ "$(id -u)" -eq 0 ]; then
-  exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --no-new-privs -- "${serve[@]}"
-fi
-exec "${serve[@]}"
+exec "${as_user[@]}" /usr/local/bin/tandem serve --host "$HOST" --port "$PORT" "$@"
