@@ -7,3 +7,4 @@ mod compat_openai;
 mod compat_upstream;
 mod embedded_ui;
 mod remote_cli;
+mod sandbox;

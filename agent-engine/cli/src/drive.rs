@@ -194,7 +194,7 @@ async fn run_once<C: Followed>(
                 let _ = conv.interrupt().await;
                 tokio::spawn(async {
                     let _ = tokio::signal::ctrl_c().await;
-                    std::process::exit(130);
+                    crate::exit::quit(130).await;
                 });
             },
         }

@@ -6,8 +6,10 @@
 //! (default `~/.tandem`), in the OpenHands agent-server layout.
 
 mod drive;
+mod exit;
 mod remote;
 mod render;
+mod sandbox;
 mod serve;
 mod settings;
 
@@ -52,6 +54,11 @@ enum Cmd {
         /// Give the agent a browser: upstream's browser tools on Chromium (`browser_tool_set`).
         #[arg(long)]
         browser: bool,
+        /// Run in a sandbox started for this run and removed after it: `docker`.
+        #[arg(long, value_name = "docker", conflicts_with = "server")]
+        sandbox: Option<String>,
+        #[command(flatten)]
+        limits: sandbox::Limits,
         #[command(flatten)]
         llm: LlmFlags,
         #[command(flatten)]
@@ -79,6 +86,9 @@ enum Cmd {
     Conversations,
     /// Run the agent server (OpenHands-compatible API, PTY and workspace endpoints, OpenAI gateway).
     Serve(serve::ServeArgs),
+    /// Docker sandboxes: build the image, start, stop and list sandboxes.
+    #[command(subcommand)]
+    Sandbox(sandbox::SandboxCmd),
     /// Print the agent server's OpenAPI document (what `tandem serve` serves at /openapi.json).
     Openapi,
     /// Show the settings in force: TANDEM_HOME, settings.json, the LLM and confirmation policy.
@@ -125,10 +135,14 @@ fn main() -> ExitCode {
 }
 
 async fn dispatch(cmd: Cmd) -> Result<u8> {
-    if let Cmd::Openapi = cmd {
-        print!("{}", tandem_server::routes::openapi_document());
-        return Ok(0);
-    }
+    let cmd = match cmd {
+        Cmd::Openapi => {
+            print!("{}", tandem_server::routes::openapi_document());
+            return Ok(0);
+        }
+        Cmd::Sandbox(c) => return sandbox::command(c).await,
+        other => other,
+    };
     let home = tandem_home()?;
     let settings = SettingsFile::load(&home)?;
     let store = ConversationStore::new(home.join("conversations"));
@@ -140,9 +154,27 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             max_iterations,
             max_budget,
             browser,
+            sandbox,
+            limits,
             llm,
             remote,
         } => {
+            if let Some(kind) = sandbox {
+                if max_budget.is_some() {
+                    bail!(
+                        "--max-budget applies to local runs; the sandbox's server sets its own limits"
+                    );
+                }
+                let req = remote::RunRequest {
+                    task,
+                    workspace,
+                    confirm,
+                    max_iterations,
+                    browser,
+                    llm: &llm,
+                };
+                return sandbox::run(&kind, &limits, req, &settings).await;
+            }
             if let Some(url) = remote.server.clone() {
                 if max_budget.is_some() {
                     bail!(
@@ -267,7 +299,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             list(&store)?;
             Ok(0)
         }
-        Cmd::Openapi => Ok(0),
+        Cmd::Openapi | Cmd::Sandbox(_) => Ok(0),
     }
 }
 

@@ -1,0 +1,138 @@
+//! Provisioning of sandboxes: a place where the agent's commands run away from the person's
+//! machine, with its own desktop, browser and resource limits, and an agent server inside that
+//! every client reaches like any remote backend.
+//!
+//! [`Provisioner`] is the small interface every kind of sandbox implements (start, stop, list,
+//! logs, health). [`DockerProvisioner`] is the one built now: it builds the sandbox image
+//! (`sandbox-image/`, from a debootstrap base so nothing is pulled), starts a container of it
+//! with the workspace mounted, waits for the server inside to answer `/health`, and removes it
+//! again. A Kubernetes or remote-VM provisioner implements the same trait and hands back the
+//! same [`Sandbox`] (a URL and a session key), so neither the UI nor the protocol changes.
+
+mod docker;
+mod error;
+mod limits;
+
+use std::path::PathBuf;
+
+pub use docker::{BASE_IMAGE, BuildOptions, BuildReport, DockerProvisioner, IMAGE, SANDBOX_LABEL};
+pub use error::SandboxError;
+pub use limits::parse_memory;
+
+/// Where the workspace folder appears inside a sandbox.
+pub const WORKSPACE_IN_SANDBOX: &str = "/workspace";
+
+/// What a sandbox is started with.
+#[derive(Debug, Clone)]
+pub struct SandboxSpec {
+    /// The host folder the agent works in, mounted at [`WORKSPACE_IN_SANDBOX`].
+    pub workspace: PathBuf,
+    /// The image to start (default [`IMAGE`]).
+    pub image: String,
+    /// Memory limit, Docker's notation (`512m`, `2g`); none: unlimited.
+    pub memory: Option<String>,
+    /// CPUs (`1.5`); none: unlimited.
+    pub cpus: Option<f64>,
+    /// Most processes at once; none: unlimited.
+    pub pids: Option<i64>,
+    /// Host port of the server; none: a free one.
+    pub port: Option<u16>,
+    /// Environment for the server and the agent's commands (LLM keys, secrets, `--env`).
+    pub env: Vec<(String, String)>,
+    /// Remove the sandbox when this process is gone (the next start cleans it up); false for
+    /// sandboxes started to outlive their starter (`tandem sandbox start`).
+    pub owned_by_this_process: bool,
+}
+
+impl SandboxSpec {
+    /// A spec for `workspace` with the default image, no limits and a free port.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            image: IMAGE.to_owned(),
+            memory: None,
+            cpus: None,
+            pids: None,
+            port: None,
+            env: Vec::new(),
+            owned_by_this_process: true,
+        }
+    }
+}
+
+/// A started sandbox: an agent server to connect to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Sandbox {
+    /// The provisioner's id for it (a container id).
+    pub id: String,
+    /// The agent server's base URL, reachable from this machine.
+    pub url: String,
+    /// The session key the server accepts.
+    pub session_key: String,
+    /// The workspace's path inside the sandbox.
+    pub workspace: String,
+}
+
+/// One sandbox as `list` sees it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SandboxInfo {
+    /// The provisioner's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The image it runs.
+    pub image: String,
+    /// `running`, `exited`, ...
+    pub state: String,
+    /// The agent server's URL, when known.
+    pub url: Option<String>,
+    /// The host folder mounted as its workspace.
+    pub workspace: Option<String>,
+}
+
+/// Steps of a start (and of a build), for progress shown to a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// A line of the image build.
+    Building(String),
+    /// The container is being created and started.
+    Starting,
+    /// Started; waiting for the server inside to answer.
+    WaitingForHealth,
+    /// The server answers.
+    Ready,
+}
+
+/// A sandbox's health.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum Health {
+    /// Running and its server answers.
+    Healthy,
+    /// Running, but its server does not answer (yet).
+    Unresponsive,
+    /// Not running; why, when known (exit code, out of memory).
+    Stopped(String),
+}
+
+/// Progress callback of a start or build.
+pub type OnProgress<'a> = &'a (dyn Fn(Progress) + Send + Sync);
+
+/// A kind of sandbox: Docker now; Kubernetes (one pod per sandbox, the same image) or a
+/// remote VM later, behind the same five calls.
+#[async_trait::async_trait]
+pub trait Provisioner: Send + Sync {
+    /// Starts a sandbox and returns once its server answers.
+    async fn start(
+        &self,
+        spec: &SandboxSpec,
+        progress: OnProgress<'_>,
+    ) -> Result<Sandbox, SandboxError>;
+    /// Stops and removes a sandbox (nothing left behind).
+    async fn stop(&self, id: &str) -> Result<(), SandboxError>;
+    /// The sandboxes this provisioner started.
+    async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError>;
+    /// The last `tail` lines of a sandbox's output.
+    async fn logs(&self, id: &str, tail: usize) -> Result<String, SandboxError>;
+    /// Whether a sandbox runs and its server answers.
+    async fn health(&self, id: &str) -> Result<Health, SandboxError>;
+}
