@@ -160,6 +160,8 @@ start_desktop() {
   log "desktop $DISPLAY (1280x800), VNC on $TANDEM_VNC_ADDR"
 }
 unset TANDEM_VNC_ADDR DISPLAY XAUTHORITY
+# `tandem serve` says where agents run (here, not on the person's machine).
+export TANDEM_SANDBOX=docker
 if start_desktop; then
   export TANDEM_BROWSER_HEADLESS=0
 fi

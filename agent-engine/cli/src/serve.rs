@@ -13,6 +13,7 @@
 //! `--allow-origin` (repeatable) or `TANDEM_ALLOWED_ORIGINS` (comma list): exact
 //! `scheme://host[:port]` matches, and their requests still need the session key.
 
+use std::io::IsTerminal;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
@@ -138,7 +139,12 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
         eprintln!("warning: {note}");
     }
     if ui.has_ui() {
-        let key = first_key.map(|k| format!("#key={k}")).unwrap_or_default();
+        // The key only on a terminal: piped output ends up in logs (`docker logs` of a
+        // sandbox), where a session key must not.
+        let key = first_key
+            .filter(|_| std::io::stdout().is_terminal())
+            .map(|k| format!("#key={k}"))
+            .unwrap_or_default();
         println!("Open the UI: http://{local}/ui/{key}");
     }
     eprintln!("· web UI: {}", ui.describe());
@@ -163,7 +169,10 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
             }
         );
     }
-    eprintln!("warning: local mode: agents run commands on this machine");
+    match std::env::var("TANDEM_SANDBOX").ok().filter(|s| !s.is_empty()) {
+        Some(kind) => eprintln!("· {kind} sandbox: agents run commands inside it"),
+        None => eprintln!("warning: local mode: agents run commands on this machine"),
+    }
     server
         .serve(listener, shutdown_signal())
         .await
