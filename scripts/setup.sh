@@ -80,10 +80,11 @@ fi
 # --- Desktop app (src-tauri, tandem-desktop): Tauri's system libraries, and what its tests use ---
 # Tauri 2 on Linux links WebKitGTK 4.1, libsoup 3, GTK 3; the desktop tests run the app under
 # Xvfb driven by tauri-driver + WebKitWebDriver, and the keyring against gnome-keyring inside a
-# D-Bus session. Only what is missing is installed.
+# D-Bus session; the Desktop pane's tests serve an Xvfb display with x11vnc (xsetroot paints it).
+# Only what is missing is installed.
 desktop_pkgs=(libwebkit2gtk-4.1-dev libsoup-3.0-dev libgtk-3-dev librsvg2-dev
   libayatana-appindicator3-dev libxdo-dev pkg-config build-essential
-  xvfb xauth webkit2gtk-driver dbus-x11 gnome-keyring libsecret-tools)
+  xvfb xauth webkit2gtk-driver dbus-x11 gnome-keyring libsecret-tools x11vnc x11-xserver-utils)
 missing_desktop=()
 for p in "${desktop_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing_desktop+=("$p")

@@ -520,6 +520,10 @@ pub struct ServerInfo {
     /// Only given to a caller with a valid session key (Tandem addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub home_dir: Option<String>,
+    /// True when the server has a desktop to show: its `/sockets/vnc/{id}` reaches a VNC
+    /// server (Tandem addition; false from servers that do not say).
+    #[serde(default)]
+    pub desktop: bool,
 }
 
 /// First frame of an authenticating socket client: `{"type":"auth","session_api_key":"..."}`.
@@ -578,6 +582,31 @@ impl PtyServerFrame {
         Self::Error {
             code: code.map(str::to_owned),
             detail: detail.into(),
+        }
+    }
+
+    /// The frame as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// A text frame of `/sockets/vnc/{id}` (Tandem); the desktop itself comes as binary RFB frames.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum VncServerFrame {
+    /// The desktop cannot be shown: the server has none, or its VNC server does not answer.
+    Error {
+        /// Why.
+        message: String,
+    },
+}
+
+impl VncServerFrame {
+    /// An error frame.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self::Error {
+            message: message.into(),
         }
     }
 

@@ -73,7 +73,8 @@ pub use api::{
     SendMessageRequest, ServerInfo, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest,
     SocketAuthFrame, StartConversationRequest, StatusResponse, SuccessResponse,
     UpdateConversationRequest, UpdateSecretsRequest, ValidationErrorItem, ValidationErrorResponse,
-    WorkspaceDiff, WorkspaceEntry, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
+    VncServerFrame, WorkspaceDiff, WorkspaceEntry, WorkspaceFile, WorkspaceTree,
+    WriteWorkspaceFileRequest,
 };
 pub use api::{
     BrowserClientFrame, BrowserDriver, BrowserHandoff, BrowserServerFrame, BrowserState,

@@ -45,6 +45,9 @@ pub struct ServerConfig {
     pub max_upload_bytes: usize,
     /// The terminal's quiet time before a command returns still running (`None`: its default).
     pub terminal_soft_timeout: Option<Duration>,
+    /// `host:port` of the VNC server showing this machine's desktop (`TANDEM_VNC_ADDR`, set in
+    /// the sandbox); `None`: the server has no desktop and `/sockets/vnc/{id}` refuses.
+    pub vnc_addr: Option<String>,
 }
 
 impl ServerConfig {
@@ -68,6 +71,7 @@ impl ServerConfig {
             max_body_bytes: 10 * 1024 * 1024,
             max_upload_bytes: 512 * 1024 * 1024,
             terminal_soft_timeout: None,
+            vnc_addr: None,
         }
     }
 
@@ -77,7 +81,8 @@ impl ServerConfig {
     /// `OH_MAX_CONCURRENT_RUNS` and `OH_CONVERSATION_IDLE_TTL_SECONDS`; the default LLM
     /// profile from `LLM_MODEL` / `LLM_BASE_URL` / `LLM_API_KEY`; the profiles' encryption key
     /// from `OH_SECRET_KEY` (else a key file); the gateway's retention from
-    /// `TANDEM_GATEWAY_RETENTION_SECONDS` and `TANDEM_GATEWAY_MAX_RETAINED`.
+    /// `TANDEM_GATEWAY_RETENTION_SECONDS` and `TANDEM_GATEWAY_MAX_RETAINED`; the desktop's VNC
+    /// server from `TANDEM_VNC_ADDR`.
     pub fn from_env(home: &Path) -> Self {
         let mut c = Self::new(home);
         c.session_keys = keys_from_env();
@@ -108,6 +113,7 @@ impl ServerConfig {
         if let Some(n) = env("TANDEM_GATEWAY_MAX_RETAINED").and_then(|n| n.parse().ok()) {
             c.gateway_max_retained = n;
         }
+        c.vnc_addr = env("TANDEM_VNC_ADDR").map(|a| a.trim().to_owned());
         if let Some(llm) = llm_from_env() {
             c.profiles.insert("default".into(), llm);
         }

@@ -20,8 +20,8 @@ use tandem_protocol::{
     ExecuteBashRequest, FileUploadResponse, ModelList, PtyClientFrame, PtyServerFrame, SecretInfo,
     SecretList, SendMessageRequest, ServerInfo, SetConfirmationPolicyRequest,
     SetSecurityAnalyzerRequest, SocketAuthFrame, StartConversationRequest, StatusResponse,
-    SuccessResponse, UpdateConversationRequest, UpdateSecretsRequest, WorkspaceDiff, WorkspaceFile,
-    WorkspaceTree, WriteWorkspaceFileRequest,
+    SuccessResponse, UpdateConversationRequest, UpdateSecretsRequest, VncServerFrame,
+    WorkspaceDiff, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
 };
 use tandem_protocol::{BrowserClientFrame, BrowserServerFrame, BrowserState, HandBackRequest};
 use utoipa::ToSchema;
@@ -480,6 +480,11 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .response(Body::terminal(vec![schema::<PtyServerFrame>()]))
             .tandem()
             .doc("WebSocket: the agent's terminal (or ?mode=shell a new shell in the workspace); binary output frames; client {type:input,data} and {type:resize,rows,cols}."),
+        Route::socket("/sockets/vnc/{conversation_id}", sockets::vnc::handler)
+            .request(Body::frames(vec![schema::<SocketAuthFrame>()]))
+            .response(Body::terminal(vec![schema::<VncServerFrame>()]))
+            .tandem()
+            .doc("WebSocket: the server's desktop (its VNC server, TANDEM_VNC_ADDR) for noVNC; first-frame auth, then raw RFB bytes in binary frames both ways from the server's RFB 003.008 greeting on; text frames after auth are ignored; close 4001 wrong key, 4004 unknown conversation, error frame + 4004 when the server has no desktop (server_info.desktop false), error frame + 1011 when its VNC server cannot be reached."),
     ];
     let profiles_routes = [
         Route::get("/api/profiles", profiles::list)

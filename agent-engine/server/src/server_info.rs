@@ -78,6 +78,7 @@ pub async fn info(State(state): State<AppState>, headers: HeaderMap) -> Json<Ser
         llm_model: default.map(|p| p.model.clone()),
         demo: default.is_some_and(crate::demo::is_demo),
         home_dir: keyed.then(home_dir).flatten(),
+        desktop: state.config.vnc_addr.is_some(),
     })
 }
 

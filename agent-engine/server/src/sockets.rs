@@ -1,9 +1,10 @@
 //! WebSocket endpoints: `/sockets/events/{id}` (upstream's event stream), `/sockets/bash-events`
-//! (upstream's bash stream) and `/sockets/pty/{id}` (Tandem: the agent's terminal or a shell of
-//! one's own). Each is opened through [`Upgrade`], which authenticates the client
+//! (upstream's bash stream), and Tandem's `/sockets/pty/{id}` (the agent's terminal or a shell of
+//! one's own), `/sockets/browser/{id}` and `/sockets/vnc/{id}` (the desktop). Each is opened through [`Upgrade`], which authenticates the client
 //! ([`crate::auth::authenticate`]) before any data flows.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -12,13 +13,15 @@ use axum::http::request::Parts;
 use axum::response::Response;
 
 use crate::AppState;
-use crate::auth::{authenticate, socket_pre_key};
+use crate::auth::{CLOSE_NOT_FOUND, authenticate, close, socket_pre_key};
 use crate::extract::QueryMap;
+use crate::registry::Live;
 
 pub mod bash;
 pub mod browser;
 pub mod events;
 pub mod pty;
+pub mod vnc;
 
 /// How often the server pings an idle socket.
 pub const PING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(20);
@@ -63,4 +66,16 @@ impl Upgrade {
             }
         })
     }
+}
+
+/// The conversation `raw` names, or `None` once the socket is closed with 4004 (unknown).
+async fn conversation(socket: &mut WebSocket, state: &AppState, raw: &str) -> Option<Arc<Live>> {
+    let live = match crate::extract::conversation_id(raw) {
+        Ok(id) => state.registry.get(&id).await.ok(),
+        Err(_) => None,
+    };
+    if live.is_none() {
+        close(socket, CLOSE_NOT_FOUND, "Conversation not found").await;
+    }
+    live
 }

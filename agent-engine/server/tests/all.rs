@@ -13,4 +13,5 @@ mod gateway;
 mod openapi;
 mod server_info;
 mod surfaces;
+mod vnc;
 mod web;

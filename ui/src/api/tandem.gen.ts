@@ -1198,6 +1198,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sockets/vnc/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * WebSocket: the server's desktop (its VNC server, TANDEM_VNC_ADDR) for noVNC
+         * @description WebSocket: the server's desktop (its VNC server, TANDEM_VNC_ADDR) for noVNC; first-frame auth, then raw RFB bytes in binary frames both ways from the server's RFB 003.008 greeting on; text frames after auth are ignored; close 4001 wrong key, 4004 unknown conversation, error frame + 4004 when the server has no desktop (server_info.desktop false), error frame + 1011 when its VNC server cannot be reached. (Tandem addition.)
+         */
+        get: operations["get_sockets_vnc__conversation_id_"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -2265,6 +2285,11 @@ export interface components {
             conversation_runtime: string;
             /** @description True when the default profile is the scripted demo LLM (Tandem addition). */
             demo?: boolean;
+            /**
+             * @description True when the server has a desktop to show: its `/sockets/vnc/{id}` reaches a VNC
+             *     server (Tandem addition; false from servers that do not say).
+             */
+            desktop?: boolean;
             /** @description Path of the API docs. */
             docs: string;
             /**
@@ -2466,6 +2491,13 @@ export interface components {
         ValidationErrorResponse: {
             /** @description The problems found. */
             detail: components["schemas"]["ValidationErrorItem"][];
+        };
+        /** @description A text frame of `/sockets/vnc/{id}` (Tandem); the desktop itself comes as binary RFB frames. */
+        VncServerFrame: {
+            /** @description Why. */
+            message: string;
+            /** @enum {string} */
+            type: "error";
         };
         /** @description `GET /api/conversations/{id}/workspace/diff` (Tandem): changes since the baseline. */
         WorkspaceDiff: {
@@ -4781,13 +4813,40 @@ export interface operations {
             };
         };
         responses: {
-            /** @description WebSocket: the terminal's output as binary frames; these JSON text frames for errors. Closes 4001 without a valid key. */
+            /** @description WebSocket: the data (terminal output, or the desktop's RFB bytes) as binary frames; these JSON text frames for errors. Closes 4001 without a valid key. */
             101: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PtyServerFrame"];
+                };
+            };
+        };
+    };
+    get_sockets_vnc__conversation_id_: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The client's WebSocket text frames, one JSON object each. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SocketAuthFrame"];
+            };
+        };
+        responses: {
+            /** @description WebSocket: the data (terminal output, or the desktop's RFB bytes) as binary frames; these JSON text frames for errors. Closes 4001 without a valid key. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VncServerFrame"];
                 };
             };
         };

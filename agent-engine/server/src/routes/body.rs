@@ -71,7 +71,7 @@ pub enum Body {
     Sse(SchemaRef),
     /// WebSocket text frames, each one JSON object of one of these schemas.
     Frames(Vec<SchemaRef>),
-    /// WebSocket: the terminal's output as binary frames, plus JSON text frames of these.
+    /// WebSocket: binary data frames (terminal output, RFB), plus JSON text frames of these.
     Terminal(Vec<SchemaRef>),
 }
 

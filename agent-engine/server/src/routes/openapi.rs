@@ -78,7 +78,7 @@ pub fn openapi() -> OpenApi {
         let (status, description) = match &d.response {
             Body::Terminal(_) => (
                 "101",
-                "WebSocket: the terminal's output as binary frames; these JSON text frames for errors. Closes 4001 without a valid key.",
+                "WebSocket: the data (terminal output, or the desktop's RFB bytes) as binary frames; these JSON text frames for errors. Closes 4001 without a valid key.",
             ),
             _ if socket => (
                 "101",

@@ -47,12 +47,7 @@ fn error(message: impl Into<String>) -> BrowserServerFrame {
 }
 
 async fn serve(mut socket: WebSocket, state: AppState, raw: String) {
-    let live = match crate::extract::conversation_id(&raw) {
-        Ok(id) => state.registry.get(&id).await.ok(),
-        Err(_) => None,
-    };
-    let Some(live) = live else {
-        close(&mut socket, CLOSE_NOT_FOUND, "Conversation not found").await;
+    let Some(live) = super::conversation(&mut socket, &state, &raw).await else {
         return;
     };
     let Some(browser) = live.browser.clone() else {

@@ -18,7 +18,7 @@ use tokio::sync::broadcast;
 
 use super::Upgrade;
 use crate::AppState;
-use crate::auth::{CLOSE_NOT_FOUND, close};
+use crate::auth::close;
 use crate::extract::QueryMap;
 
 /// Upgrades to the PTY socket.
@@ -36,12 +36,7 @@ async fn start(
 }
 
 async fn serve(mut socket: WebSocket, state: AppState, raw: String, q: QueryMap) {
-    let live = match crate::extract::conversation_id(&raw) {
-        Ok(id) => state.registry.get(&id).await.ok(),
-        Err(_) => None,
-    };
-    let Some(live) = live else {
-        close(&mut socket, CLOSE_NOT_FOUND, "Conversation not found").await;
+    let Some(live) = super::conversation(&mut socket, &state, &raw).await else {
         return;
     };
     let _guard = live.watch();
