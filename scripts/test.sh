@@ -28,9 +28,21 @@ target_dir="$(cargo metadata --format-version 1 --no-deps |
 export TANDEM_BIN="$target_dir/debug/tandem"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-run
-  cargo nextest run --workspace --locked --no-fail-fast
 else
   cargo test --workspace --locked --no-run
+fi
+
+echo "== Docker daemon and the sandbox image (the sandbox tests run conversations in it)"
+# A daemon without iptables or a bridge, started here when none answers (scripts/docker.sh);
+# the image is built offline from a debootstrap base with the tandem binary just built
+# (minutes the first time, cached after). The sandbox tests fail, not skip, without them.
+source scripts/docker.sh
+"$TANDEM_BIN" sandbox build > /dev/null
+export TANDEM_REQUIRE_DOCKER=1
+
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --locked --no-fail-fast
+else
   cargo test --workspace --locked --no-fail-fast
 fi
 

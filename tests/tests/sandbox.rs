@@ -125,13 +125,17 @@ fn a_task_runs_in_the_sandbox_its_files_land_in_the_workspace_and_the_rest_stays
             ), "security_risk": "LOW"}),
         ),
         Step::tool_call("finish", json!({"message": "done in the sandbox"})),
-    ]));
+    ])
+    .with_no_tools_text("Sandbox run"));
     let out = run_in_sandbox(&home, &work, &llm, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("done in the sandbox"), "{}", text(&out));
 
-    let read = |name: &str| std::fs::read_to_string(work.join(name)).unwrap();
+    let read = |name: &str| {
+        std::fs::read_to_string(work.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}\n{:?}", text(&out), tool_results(&llm)))
+    };
     assert_eq!(read("made.txt").trim(), "/workspace");
     let host = String::from_utf8(Command::new("hostname").output().unwrap().stdout).unwrap();
     assert_ne!(
@@ -178,7 +182,8 @@ fn a_memory_hog_is_killed_the_agent_is_told_and_the_conversation_goes_on() {
             json!({"command": "echo still-here", "security_risk": "LOW"}),
         ),
         Step::tool_call("finish", json!({"message": "the hog was stopped"})),
-    ]));
+    ])
+    .with_no_tools_text("Memory hog"));
     let out = run_in_sandbox(&home, &work, &llm, &["--memory", "256m", "--pids", "256"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let results = tool_results(&llm);
