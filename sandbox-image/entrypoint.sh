@@ -105,9 +105,10 @@ listens() {
 log_tail() { tail -n 5 "$desk/$1.log" 2>/dev/null | sed "s/^/  $1: /" >&2; }
 
 start_desktop() {
-  # A cookie on the display: only holders of $XAUTHORITY may connect. -nolisten local drops the
-  # abstract socket, which --network host would share with the host and the other sandboxes;
-  # -displayfd picks a free display all the same.
+  # A cookie on the display: only holders of $XAUTHORITY may connect. The abstract socket stays
+  # on: X clients try it before the file socket, and with --network host its namespace is the
+  # host's, so a display number whose abstract socket belongs to the host or another sandbox
+  # would connect our clients to that X server. Claiming both, -displayfd skips such numbers.
   local cookie display="" xvfb wm vnc i ready=0
   cookie="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
   export XAUTHORITY="$USER_HOME/.Xauthority"
@@ -116,7 +117,7 @@ start_desktop() {
   "${as_user[@]}" xauth -q -f "$desk/server.auth" add :0 MIT-MAGIC-COOKIE-1 "$cookie" ||
     { log "warning: xauth failed: no desktop"; return 1; }
   : >"$desk/display"
-  xvfb="$( ("${as_user[@]}" Xvfb -displayfd 3 -auth "$desk/server.auth" -nolisten tcp -nolisten local \
+  xvfb="$( ("${as_user[@]}" Xvfb -displayfd 3 -auth "$desk/server.auth" -nolisten tcp \
     -screen 0 1280x800x24 >"$desk/xvfb.log" 2>&1 3>"$desk/display" </dev/null &
     echo $!))"
   for ((i = 0; i < 100; i++)); do
