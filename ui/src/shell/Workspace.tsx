@@ -1,5 +1,5 @@
 // The panes of one open conversation: timeline (with the approval panel above it) and chat in
-// the middle, editor or browser (tabs) and terminal on the right.
+// the middle, editor, browser or (on a server with one) desktop as tabs, and terminal on the right.
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { flushSync } from "react-dom";
 import { Group, Panel, Separator } from "react-resizable-panels";
@@ -22,8 +22,9 @@ import { setApproveHandler } from "./shortcuts";
 const EditorPane = lazy(() => import("./EditorPaneLoader"));
 const TerminalPane = lazy(() => import("../features/terminal/TerminalPane").then((m) => ({ default: m.TerminalPane })));
 const BrowserPane = lazy(() => import("../features/browser/BrowserPane").then((m) => ({ default: m.BrowserPane })));
+const DesktopPane = lazy(() => import("../features/desktop/DesktopPane").then((m) => ({ default: m.DesktopPane })));
 
-type RightTab = "editor" | "browser";
+type RightTab = "editor" | "browser" | "desktop";
 
 /** A pane a server cannot serve (it lacks the capability, e.g. an upstream OpenHands server). */
 function NotOnThisServer({ children }: { children: string }) {
@@ -57,6 +58,12 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
   // The browser shares the editor's place; its socket is open only while it is shown, so a
   // handoff request is noticed from the timeline (the agent's open request) instead.
   const [rightTab, setRightTab] = useState<RightTab>("editor");
+  // Only a server with a desktop (a sandbox) gets the Desktop tab.
+  const desktop = info?.desktop === true;
+  const tabs: RightTab[] = desktop ? ["editor", "browser", "desktop"] : ["editor", "browser"];
+  useEffect(() => {
+    if (!desktop && rightTab === "desktop") setRightTab("editor");
+  }, [desktop, rightTab]);
   const handoff = useMemo(() => pendingHandoff(state), [state]);
   const browserApi = useMemo(() => createBrowserApi({ baseUrl: backend.baseUrl, key: backend.key }), [backend.baseUrl, backend.key]);
   const right = useRef<HTMLDivElement>(null);
@@ -66,7 +73,7 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
     // focusPane asks a hidden pane's owner to show it, then focuses it: show it synchronously.
     const onReveal = (e: Event) => {
       const pane = (e.target as HTMLElement).dataset.pane;
-      if (pane === "editor" || pane === "browser") flushSync(() => setRightTab(pane));
+      if (pane === "editor" || pane === "browser" || pane === "desktop") flushSync(() => setRightTab(pane));
     };
     el.addEventListener(REVEAL_PANE, onReveal);
     return () => el.removeEventListener(REVEAL_PANE, onReveal);
@@ -74,7 +81,8 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
   const tabKeys = (e: KeyboardEvent) => {
     if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
     e.preventDefault();
-    const next: RightTab = rightTab === "editor" ? "browser" : "editor";
+    const at = Math.max(0, tabs.indexOf(rightTab));
+    const next = tabs[(at + (e.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length] ?? "editor";
     setRightTab(next);
     document.getElementById(`tab-${next}`)?.focus();
   };
@@ -104,7 +112,7 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
         <Group orientation="vertical">
           <Panel defaultSize="62%" minSize="10%">
             <div className="column-pane" ref={right}>
-              <div className="pane-tabs" role="tablist" aria-label="Editor or browser" onKeyDown={tabKeys}>
+              <div className="pane-tabs" role="tablist" aria-label={desktop ? "Editor, browser or desktop" : "Editor or browser"} onKeyDown={tabKeys}>
                 <button
                   type="button"
                   role="tab"
@@ -134,6 +142,20 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
                     </span>
                   )}
                 </button>
+                {desktop && (
+                  <button
+                    type="button"
+                    role="tab"
+                    id="tab-desktop"
+                    aria-selected={rightTab === "desktop"}
+                    aria-controls="panel-desktop"
+                    tabIndex={rightTab === "desktop" ? 0 : -1}
+                    className={`tab${rightTab === "desktop" ? " on" : ""}`}
+                    onClick={() => setRightTab("desktop")}
+                  >
+                    Desktop
+                  </button>
+                )}
               </div>
               <section className="pane grow" id="panel-editor" role="tabpanel" hidden={rightTab !== "editor"} data-pane="editor" aria-label="Editor" tabIndex={-1}>
                 {lacks("tandem_workspace_files_v1") ? (
@@ -159,6 +181,15 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
                   </Suspense>
                 )}
               </section>
+              {desktop && (
+                <section className="pane grow" id="panel-desktop" role="tabpanel" hidden={rightTab !== "desktop"} data-pane="desktop" aria-label="Desktop" tabIndex={-1}>
+                  {rightTab === "desktop" && (
+                    <Suspense fallback={<div className="empty">Loading desktop…</div>}>
+                      <DesktopPane backend={backend} conversationId={conversationId} />
+                    </Suspense>
+                  )}
+                </section>
+              )}
             </div>
           </Panel>
           <Separator className="separator horizontal" />

@@ -4,7 +4,7 @@ import { useEffect } from "react";
 import { focusPane, PANES, useUi } from "../store/ui";
 
 export const SHORTCUTS: { keys: string; what: string }[] = [
-  { keys: "Ctrl+1 … Ctrl+6", what: "Focus conversations, timeline, chat, editor, terminal, browser" },
+  { keys: "Ctrl+1 … Ctrl+7", what: "Focus conversations, timeline, chat, editor, terminal, browser, desktop (on a sandbox)" },
   { keys: "Alt+A", what: "Focus the approval panel" },
   { keys: "Alt+Shift+A", what: "Approve the pending action (from anywhere)" },
   { keys: "a / r / e", what: "Approve / reject / edit (approval panel focused)" },
@@ -33,7 +33,7 @@ export function useGlobalShortcuts(): void {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const ui = useUi.getState();
-      if ((e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey && /^[1-6]$/.test(e.key)) {
+      if ((e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey && /^[1-7]$/.test(e.key)) {
         e.preventDefault();
         const pane = PANES[Number(e.key) - 1];
         if (pane) focusPane(pane);

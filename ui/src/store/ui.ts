@@ -38,8 +38,8 @@ export const useUi = create<UiStore>()((set) => ({
   setSettings: (settingsOpen) => set({ settingsOpen }),
 }));
 
-/** Pane ids for focus shortcuts (Ctrl+1..6) and the help overlay. */
-export const PANES = ["conversations", "timeline", "chat", "editor", "terminal", "browser", "approvals"] as const;
+/** Pane ids for focus shortcuts (Ctrl+1..7) and the help overlay. */
+export const PANES = ["conversations", "timeline", "chat", "editor", "terminal", "browser", "desktop", "approvals"] as const;
 export type PaneId = (typeof PANES)[number];
 
 /** Sent (bubbling) from a hidden pane that is about to be focused: whoever hides it shows it. */
