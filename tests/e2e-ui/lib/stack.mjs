@@ -92,6 +92,7 @@ export function newKey() {
  * @property {(home: string, workspace: string) => void} [prepareHome] writes into TANDEM_HOME before the server starts
  * @property {string[]} [allowOrigins] browser origins allowed to call the API (`--allow-origin`)
  * @property {boolean} [demo] the server plays its built-in demo LLM (`tandem serve --llm demo`) instead of a scripted one; `script` is then unused
+ * @property {Record<string, string>} [env] more environment for `tandem serve` (e.g. TANDEM_VNC_ADDR)
  */
 
 /**
@@ -145,6 +146,7 @@ export class Stack {
     }
     o.prepareHome?.(this.home, this.workspace);
     this.#origins = (o.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin]);
+    this.#env = o.env ?? {};
     if (o.demo) {
       this.#demo = true;
       await this.startServer();
@@ -171,6 +173,7 @@ export class Stack {
   /** @type {string} */ #llmUrl = "";
   /** @type {string[]} */ #origins = [];
   /** @type {boolean} */ #demo = false;
+  /** @type {Record<string, string>} */ #env = {};
 
   /**
    * Starts `tandem serve` on `port` (0: a free one), with this stack's home, key and LLM.
@@ -191,6 +194,7 @@ export class Stack {
         TANDEM_UI_DIR: uiDir,
         OH_WORKSPACE_PATH: this.workspace,
         ...llm.env,
+        ...this.#env,
         RUST_LOG: process.env.RUST_LOG ?? "warn",
       },
       cwd: this.workspace,
