@@ -62,8 +62,8 @@ impl Desktop {
     async fn start() -> Self {
         // Xvfb picks a free display itself and writes its number to the given fd.
         let mut xvfb = Command::new("Xvfb")
-            .args(["-displayfd", "1", "-nolisten", "tcp", "-screen", "0"])
-            .arg(format!("{WIDTH}x{HEIGHT}x24"))
+            .args(["-displayfd", "1", "-nolisten", "tcp", "-noreset"])
+            .args(["-screen", "0", &format!("{WIDTH}x{HEIGHT}x24")])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)
