@@ -396,3 +396,182 @@ fn no_daemon_a_missing_image_and_a_taken_port_are_named_with_the_fix() {
     );
     assert!(sandboxes_of(&home, &work).is_empty());
 }
+
+/// `tandem run --sandbox docker` running `sleep 60` in the sandbox, its output collected.
+struct LongRun {
+    child: std::process::Child,
+    out: std::sync::Arc<std::sync::Mutex<String>>,
+    _llm: ScriptedLlmServer,
+}
+
+impl LongRun {
+    fn start(home: &Path, work: &Path) -> Self {
+        use std::io::Read;
+        let llm = ScriptedLlmServer::start(
+            Script::new([
+                Step::tool_call(
+                    "terminal",
+                    json!({"command": "sleep 60", "timeout": 120, "security_risk": "LOW"}),
+                ),
+                Step::tool_call("finish", json!({"message": "slept"})),
+            ])
+            .with_no_tools_text("Long run"),
+        );
+        let mut child = Command::new(tandem_bin().unwrap())
+            .args([
+                "run",
+                "sleep",
+                "--sandbox",
+                "docker",
+                "--workspace",
+                &work.to_string_lossy(),
+                "--model",
+                "openai/fake",
+                "--base-url",
+                &llm.base_url(),
+                "--api-key",
+                "x",
+            ])
+            .env("TANDEM_HOME", home)
+            .env_remove("LLM_MODEL")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        for mut pipe in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let out = out.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = pipe.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    out.lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            });
+        }
+        let run = Self {
+            child,
+            out,
+            _llm: llm,
+        };
+        // Running once the agent's command is under way (the CLI then handles Ctrl-C).
+        run.wait_for("▶ terminal: $ sleep 60");
+        run
+    }
+
+    fn output(&self) -> String {
+        self.out.lock().unwrap().clone()
+    }
+
+    fn wait_for(&self, text: &str) {
+        let started = Instant::now();
+        while !self.output().contains(text) {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "no {text:?} in:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_exit(&mut self) -> Option<i32> {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Let the reader threads take the last lines.
+                std::thread::sleep(Duration::from_millis(100));
+                return status.code();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "still running:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn signal(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap()),
+            sig,
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_sandbox_dying_mid_run_ends_the_run_with_the_reason_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    if !docker_ready(&home) {
+        return;
+    }
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut run = LongRun::start(&home, &work);
+    let running = sandboxes_of(&home, &work);
+    assert_eq!(running.len(), 1, "{running:?}");
+    let killed = Command::new("docker")
+        .args(["kill", running[0]["id"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        killed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&killed.stderr)
+    );
+    assert_eq!(run.wait_exit(), Some(1), "{}", run.output());
+    assert!(
+        run.output().contains("the sandbox stopped during the run"),
+        "{}",
+        run.output()
+    );
+    assert!(sandboxes_of(&home, &work).is_empty());
+}
+
+#[test]
+fn ctrl_c_removes_the_sandbox_and_one_left_by_a_killed_run_goes_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    if !docker_ready(&home) {
+        return;
+    }
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+
+    let mut run = LongRun::start(&home, &work);
+    run.signal(nix::sys::signal::Signal::SIGINT);
+    let code = run.wait_exit();
+    assert!(code.is_some(), "{}", run.output());
+    assert!(run.output().contains("interrupting"), "{}", run.output());
+    assert!(run.output().contains("sandbox removed"), "{}", run.output());
+    assert!(sandboxes_of(&home, &work).is_empty(), "{}", run.output());
+
+    // A run killed outright cannot clean up: its sandbox goes at the next start.
+    let mut run = LongRun::start(&home, &work);
+    run.signal(nix::sys::signal::Signal::SIGKILL);
+    run.wait_exit();
+    assert_eq!(sandboxes_of(&home, &work).len(), 1);
+    let other = dir.path().join("other");
+    let out = tandem(
+        &home,
+        &["sandbox", "start", "--workspace", &other.to_string_lossy()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        sandboxes_of(&home, &work).is_empty(),
+        "the leftover was removed"
+    );
+    let sb: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stopped = tandem(&home, &["sandbox", "stop", sb["id"].as_str().unwrap()]);
+    assert_eq!(stopped.status.code(), Some(0), "{}", text(&stopped));
+}

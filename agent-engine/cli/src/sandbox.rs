@@ -282,13 +282,29 @@ pub async fn run(
         session_key: Some(sb.session_key.clone()),
     };
     req.workspace = Some(PathBuf::from(&sb.workspace));
-    let outcome = remote::run(&flags, &sb.url, req, settings).await;
-    if let Some(reason) = docker.stopped_reason_of(&sb.id).await {
-        eprintln!("error: the sandbox stopped during the run: {reason}");
-    }
+    // A sandbox that dies mid-run (out of memory, killed) ends the run at once with the reason,
+    // rather than leaving the client waiting for a server that is gone.
+    let outcome = tokio::select! {
+        r = remote::run(&flags, &sb.url, req, settings) => r,
+        reason = died(&docker, &sb.id) => {
+            let logs = docker.logs(&sb.id, 20).await.unwrap_or_default();
+            eprintln!("error: the sandbox stopped during the run: {reason}\n--- its last output ---\n{logs}");
+            Ok(1)
+        }
+    };
     match docker.stop(&sb.id).await {
         Ok(()) => eprintln!("· sandbox removed"),
         Err(e) => eprintln!("warning: the sandbox {} was not removed: {e}", sb.id),
     }
     outcome
+}
+
+/// Resolves once sandbox `id` is no longer running, with the reason.
+async fn died(docker: &DockerProvisioner, id: &str) -> String {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        if let Some(reason) = docker.stopped_reason_of(id).await {
+            return reason;
+        }
+    }
 }

@@ -1,7 +1,7 @@
-//! Sandboxes left behind by a crash: stopped ones, and running ones whose owning process is
-//! gone (a `tandem run --sandbox` or a desktop app killed before it could remove its sandbox).
+//! Sandboxes left behind by a crash: those whose owning process is gone (a `tandem run
+//! --sandbox` or a desktop app killed before it could remove its sandbox), running or not.
 //! Sandboxes started to outlive their starter (`tandem sandbox start`) carry no owner and are
-//! only removed once stopped.
+//! only removed once stopped. A sandbox another process is starting right now is never touched.
 
 use std::collections::HashMap;
 
@@ -62,16 +62,26 @@ impl DockerProvisioner {
         let Ok(found) = self.docker.list_containers(Some(opts)).await else {
             return;
         };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
         for c in found {
             let Some(id) = c.id else { continue };
-            let running = c.state.is_some_and(|s| s.to_string() == "running");
-            let orphaned = c
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(OWNER_LABEL))
-                .is_some_and(|o| owner_gone(o));
-            if !running || orphaned {
-                tracing::info!(container = %id, running, "removing a sandbox left behind");
+            let state = c.state.map(|s| s.to_string()).unwrap_or_default();
+            let owner = c.labels.as_ref().and_then(|l| l.get(OWNER_LABEL));
+            let left = match owner {
+                // Its owner removes it, even once stopped (it reads the logs first).
+                Some(o) => owner_gone(o),
+                // `tandem sandbox start`'s: once stopped, or stuck before it ever ran (one
+                // still being started by another process is left alone).
+                None => match state.as_str() {
+                    "exited" | "dead" => true,
+                    "created" => c.created.is_some_and(|t| now - t > 120),
+                    _ => false,
+                },
+            };
+            if left {
+                tracing::info!(container = %id, %state, "removing a sandbox left behind");
                 if let Err(e) = self.remove(&id).await {
                     tracing::warn!(container = %id, "cannot remove a leftover sandbox: {e}");
                 }
