@@ -5,9 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use tauri_specta::{Builder, ErrorHandlingMode, collect_commands};
+use tauri_specta::{Builder, ErrorHandlingMode, collect_commands, collect_events};
 
 use crate::commands;
+use crate::sandbox_backend::SandboxStatus;
 
 /// The generated file, relative to the repository root.
 pub const BINDINGS_FILE: &str = "ui/src/host/bindings.gen.ts";
@@ -28,7 +29,7 @@ struct CommandError {
     message: String,
 }
 
-/// The app's commands. Errors reject the command's promise (as `invoke` does) carrying a
+/// The app's commands and events. Errors reject the command's promise (as `invoke` does) carrying a
 /// `CommandError`.
 pub fn builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
@@ -43,7 +44,11 @@ pub fn builder() -> Builder<tauri::Wry> {
             commands::backend_save,
             commands::session_last,
             commands::session_save,
+            commands::sandbox_status,
+            commands::sandbox_start,
+            commands::sandbox_stop,
         ])
+        .events(collect_events![SandboxStatus])
         .error_handling(ErrorHandlingMode::Throw)
         // The only 64-bit integers are inside serde_json::Value (the free-form fields of a saved
         // backend and the session), which JSON.parse reads as numbers anyway.

@@ -11,6 +11,7 @@ use tauri_plugin_dialog::DialogExt;
 use crate::error::{Error, Result};
 use crate::keystore::{DEFAULT_SERVICE, KeyStore, KeyringStatus};
 use crate::local_backend::LocalBackendInfo;
+use crate::sandbox_backend::{SandboxBackend, SandboxStatus};
 use crate::saved_backends::{LastSession, SavedBackend, SavedState};
 
 /// How long a keyring call may take before the UI hears an error (a locked keyring can wait
@@ -148,4 +149,31 @@ pub fn session_last(state: State<'_, DesktopState>) -> Result<LastSession> {
 #[specta::specta]
 pub fn session_save(state: State<'_, DesktopState>, session: LastSession) -> Result<LastSession> {
     state.saved.update_last_session(session)
+}
+
+/// The Docker sandbox backend: `{seq, state}`; every change also arrives as the
+/// `sandbox-status` event.
+#[tauri::command]
+#[specta::specta]
+pub fn sandbox_status(sandbox: State<'_, SandboxBackend>) -> SandboxStatus {
+    sandbox.status()
+}
+
+/// Starts a Docker sandbox on the host folder `workspace` (removing the one running), building
+/// its image first when missing. Answers the first step at once; the others, up to
+/// `connected` or `failed`, arrive as `sandbox-status` events.
+#[tauri::command]
+#[specta::specta]
+pub async fn sandbox_start(
+    sandbox: State<'_, SandboxBackend>,
+    workspace: String,
+) -> Result<SandboxStatus> {
+    Ok(sandbox.start(workspace).await)
+}
+
+/// Stops and removes the Docker sandbox (or cancels its start) and forgets its key.
+#[tauri::command]
+#[specta::specta]
+pub async fn sandbox_stop(sandbox: State<'_, SandboxBackend>) -> Result<SandboxStatus> {
+    Ok(sandbox.stop().await)
 }

@@ -7,8 +7,10 @@
 //!   UI talks to the local backend over HTTP + WebSocket like to any agent server;
 //! - Tauri commands exist only for native needs ([`commands`]): the OS keyring with its 0600
 //!   file fallback ([`keystore`]), the folder picker, the saved backends and the last session
-//!   ([`saved_backends`]), and the local backend's URL and key. Their TypeScript is generated
-//!   from the Rust signatures ([`bindings`]).
+//!   ([`saved_backends`]), the local backend's URL and key, and the Docker sandbox backend
+//!   ([`sandbox_backend`]: started on a folder, connected to like a remote backend, removed on
+//!   leaving it or quitting). Their TypeScript is generated from the Rust signatures
+//!   ([`bindings`]).
 
 pub mod bindings;
 pub mod commands;
@@ -16,17 +18,21 @@ pub mod error;
 pub mod keystore;
 pub mod local_backend;
 mod private_file;
+pub mod sandbox_backend;
 pub mod saved_backends;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tauri::Manager;
+
 pub use error::{Error, Result};
 
 use crate::commands::DesktopState;
 use crate::keystore::KeyStore;
 use crate::local_backend::{LocalBackend, LocalBackendOptions};
+use crate::sandbox_backend::{SandboxBackend, SandboxConfig};
 use crate::saved_backends::SavedState;
 
 /// The app's identifier (also the name of its config folder).
@@ -67,8 +73,10 @@ pub fn run() -> Result<()> {
     let probe_dir = config.clone();
     let probe = std::thread::spawn(move || KeyStore::detect(&probe_dir));
 
-    let started = LocalBackendOptions::from_env()
-        .and_then(|opts| tauri::async_runtime::block_on(LocalBackend::start(opts)));
+    let opts = LocalBackendOptions::from_env();
+    // The sandbox's server gets the same LLM as the local backend.
+    let llm = opts.as_ref().ok().and_then(|o| o.llm.clone());
+    let started = opts.and_then(|opts| tauri::async_runtime::block_on(LocalBackend::start(opts)));
     let (local, mut backend) = match started {
         Ok(b) => (Ok(b.info().clone()), Some(b)),
         Err(e) => {
@@ -91,26 +99,51 @@ pub fn run() -> Result<()> {
         Ok(k) => k,
         Err(_) => KeyStore::file(&config, "the keyring probe crashed"),
     };
+    let keys = Arc::new(keys);
+    let sandbox = SandboxConfig::new(
+        sandbox_backend::sandbox_env(
+            llm.as_ref(),
+            |name| std::env::var(name).ok(),
+            &sandbox_backend::webview_origins(),
+        ),
+        llm.map(|l| l.model),
+    );
     let state = DesktopState {
-        keys: Arc::new(keys),
+        keys: Arc::clone(&keys),
         saved: SavedState::new(&config),
         local,
     };
 
+    let specta = bindings::builder();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .manage(state)
-        .invoke_handler(bindings::builder().invoke_handler())
+        .invoke_handler(specta.invoke_handler())
+        .setup(move |app| {
+            specta.mount_events(app);
+            let handle = app.handle().clone();
+            app.manage(SandboxBackend::new(keys, sandbox, move |status| {
+                use tauri_specta::Event;
+                if let Err(e) = status.emit(&handle) {
+                    tracing::debug!("cannot tell the UI about the sandbox: {e}");
+                }
+            }));
+            Ok(())
+        })
         .build(tauri::generate_context!())?;
 
-    app.run(move |_app, event| {
-        if let tauri::RunEvent::Exit = event
-            && let Some(mut b) = backend.take()
-        {
-            // Close conversations cleanly (state saved, shells stopped), but never hang exit.
-            tauri::async_runtime::block_on(async move {
-                let _ = tokio::time::timeout(Duration::from_secs(5), b.shutdown()).await;
-            });
+    app.run(move |app, event| {
+        if let tauri::RunEvent::Exit = event {
+            if let Some(sandbox) = app.try_state::<SandboxBackend>() {
+                // Never leave a container behind, but never hang exit either.
+                tauri::async_runtime::block_on(sandbox.shutdown(Duration::from_secs(10)));
+            }
+            if let Some(mut b) = backend.take() {
+                // Close conversations cleanly (state saved, shells stopped), but never hang exit.
+                tauri::async_runtime::block_on(async move {
+                    let _ = tokio::time::timeout(Duration::from_secs(5), b.shutdown()).await;
+                });
+            }
         }
     });
     Ok(())

@@ -177,7 +177,7 @@ fn random_key() -> String {
 }
 
 /// The webview's origins on each platform.
-const WEBVIEW_ORIGINS: [&str; 3] = [
+pub(crate) const WEBVIEW_ORIGINS: [&str; 3] = [
     "tauri://localhost",
     "http://tauri.localhost",
     "https://tauri.localhost",

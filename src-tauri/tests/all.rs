@@ -5,3 +5,4 @@
 mod desktop_e2e;
 mod keyring;
 mod local_backend;
+mod sandbox_backend;

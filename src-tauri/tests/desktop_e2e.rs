@@ -236,6 +236,20 @@ async fn checks(
         "local backend {local}"
     );
     let workspace = local["workspace"].as_str().unwrap_or_default().to_owned();
+    // The Docker sandbox is offered, and idle until a folder is picked for it.
+    let sandbox = s
+        .invoke_script("return await invoke('sandbox_status');")
+        .await?;
+    ensure!(
+        sandbox["state"]["state"] == "stopped",
+        "sandbox status {sandbox}"
+    );
+    ensure!(
+        !s.find_all("#backend-select option[value='sandbox']")
+            .await?
+            .is_empty(),
+        "no Docker sandbox in the backend switch"
+    );
 
     // 3. Keyring round-trip through the app's commands, into the real Secret Service.
     let st = s

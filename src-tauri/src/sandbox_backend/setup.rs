@@ -1,0 +1,224 @@
+//! What a sandbox is made from: the `tandem` binary to put in its image, and the environment its
+//! server starts with (the webview's origins for CORS, the desktop's LLM and provider keys).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use tandem_protocol::LlmConfig;
+
+/// Variables passed on from the desktop's environment without being asked, as `tandem sandbox
+/// start` does: what the server inside needs to reach the same LLM providers.
+pub const FORWARDED: &[&str] = &[
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "GROQ_API_KEY",
+    "LLM_NUM_RETRIES",
+    "TANDEM_LOG",
+];
+
+/// Where [`find_tandem_binary`] looks, given rather than read so tests need no environment.
+#[derive(Debug, Clone, Default)]
+pub struct BinarySearch {
+    /// `TANDEM_BIN`.
+    pub env: Option<OsString>,
+    /// The desktop's own executable (its folder is searched).
+    pub exe: Option<PathBuf>,
+    /// `PATH`.
+    pub path: Option<OsString>,
+}
+
+impl BinarySearch {
+    /// This process's `TANDEM_BIN`, executable and `PATH`.
+    pub fn from_env() -> Self {
+        Self {
+            env: std::env::var_os("TANDEM_BIN").filter(|v| !v.is_empty()),
+            exe: std::env::current_exe().ok(),
+            path: std::env::var_os("PATH"),
+        }
+    }
+}
+
+/// The `tandem` binary to build the sandbox image with: `TANDEM_BIN`, else a `tandem` next to
+/// the desktop's executable (how the two ship together), else the first on `PATH`. The error
+/// says where it looked and how to provide one.
+pub fn find_tandem_binary(search: &BinarySearch) -> Result<PathBuf, String> {
+    if let Some(bin) = &search.env {
+        let p = PathBuf::from(bin);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!(
+                "TANDEM_BIN names {}, which is not a file: point it at a `tandem` binary built for Linux (`cargo build -p tandem-cli`)",
+                p.display()
+            ))
+        };
+    }
+    let beside = search
+        .exe
+        .as_deref()
+        .and_then(Path::parent)
+        .map(|d| d.join("tandem"));
+    if let Some(p) = beside.as_ref().filter(|p| is_executable(p)) {
+        return Ok(p.clone());
+    }
+    if let Some(found) = search.path.as_ref().and_then(|path| {
+        std::env::split_paths(path)
+            .map(|d| d.join("tandem"))
+            .find(|p| is_executable(p))
+    }) {
+        return Ok(found);
+    }
+    Err(format!(
+        "the sandbox image is missing and there is no `tandem` binary to build it with: set TANDEM_BIN to one, put it next to the desktop app{}, or on PATH (build it with `cargo build -p tandem-cli`); or build the image yourself with `tandem sandbox build`",
+        beside
+            .as_deref()
+            .and_then(Path::parent)
+            .map(|d| format!(" ({})", d.display()))
+            .unwrap_or_default()
+    ))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The environment of the sandbox's server: `TANDEM_ALLOWED_ORIGINS` for the webview's
+/// `origins` (its pages call the server from there), the provider variables of [`FORWARDED`]
+/// that `var` has, and the desktop's LLM (`llm`, resolved as for the local backend) as
+/// `LLM_MODEL` / `LLM_BASE_URL` / `LLM_API_KEY`. The values are secrets: never log them.
+pub fn sandbox_env(
+    llm: Option<&LlmConfig>,
+    var: impl Fn(&str) -> Option<String>,
+    origins: &[&str],
+) -> Vec<(String, String)> {
+    let mut env = vec![("TANDEM_ALLOWED_ORIGINS".to_owned(), origins.join(","))];
+    for name in FORWARDED {
+        if let Some(v) = var(name).filter(|v| !v.trim().is_empty()) {
+            env.push(((*name).to_owned(), v));
+        }
+    }
+    if let Some(llm) = llm {
+        env.push(("LLM_MODEL".into(), llm.model.clone()));
+        if let Some(url) = &llm.base_url {
+            env.push(("LLM_BASE_URL".into(), url.clone()));
+        }
+        if let Some(key) = &llm.api_key {
+            env.push(("LLM_API_KEY".into(), key.clone()));
+        }
+    }
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn executable(path: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, b"#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn the_binary_comes_from_tandem_bin_then_beside_the_app_then_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let (app, bin, other) = (
+            dir.path().join("app"),
+            dir.path().join("bin"),
+            dir.path().join("x"),
+        );
+        for d in [&app, &bin, &other] {
+            std::fs::create_dir(d).unwrap();
+        }
+        executable(&bin.join("tandem"));
+        executable(&other.join("tandem"));
+        let mut s = BinarySearch {
+            env: None,
+            exe: Some(app.join("tandem-desktop")),
+            path: Some(std::env::join_paths([&other, &bin]).unwrap()),
+        };
+        assert_eq!(find_tandem_binary(&s).unwrap(), other.join("tandem"));
+
+        executable(&app.join("tandem"));
+        assert_eq!(find_tandem_binary(&s).unwrap(), app.join("tandem"));
+
+        s.env = Some(bin.join("tandem").into());
+        assert_eq!(find_tandem_binary(&s).unwrap(), bin.join("tandem"));
+
+        // TANDEM_BIN is taken at its word: a wrong one is named, never silently replaced.
+        s.env = Some(dir.path().join("nope").into());
+        let e = find_tandem_binary(&s).unwrap_err();
+        assert!(
+            e.starts_with("TANDEM_BIN names ") && e.contains("nope"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn no_binary_anywhere_is_an_error_saying_where_to_put_one() {
+        let dir = tempfile::tempdir().unwrap();
+        // A `tandem` that is not executable does not count.
+        std::fs::write(dir.path().join("tandem"), b"").unwrap();
+        let s = BinarySearch {
+            env: None,
+            exe: Some(dir.path().join("tandem-desktop")),
+            path: Some(dir.path().as_os_str().to_owned()),
+        };
+        let e = find_tandem_binary(&s).unwrap_err();
+        for needed in [
+            "TANDEM_BIN",
+            "PATH",
+            "tandem sandbox build",
+            &dir.path().display().to_string(),
+        ] {
+            assert!(e.contains(needed), "{needed} missing in: {e}");
+        }
+    }
+
+    #[test]
+    fn the_sandbox_gets_the_origins_the_llm_and_the_provider_keys() {
+        let mut llm = LlmConfig::new("openai/gpt-5");
+        llm.base_url = Some("http://proxy:4000/v1".into());
+        llm.api_key = Some("sk-llm".into());
+        let var = |n: &str| match n {
+            "ANTHROPIC_API_KEY" => Some("sk-ant".to_owned()),
+            "GROQ_API_KEY" => Some("  ".to_owned()),
+            "HOME" => Some("/root".to_owned()),
+            _ => None,
+        };
+        let env = sandbox_env(
+            Some(&llm),
+            var,
+            &["tauri://localhost", "http://tauri.localhost"],
+        );
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            pairs,
+            [
+                (
+                    "TANDEM_ALLOWED_ORIGINS",
+                    "tauri://localhost,http://tauri.localhost"
+                ),
+                ("ANTHROPIC_API_KEY", "sk-ant"),
+                ("LLM_MODEL", "openai/gpt-5"),
+                ("LLM_BASE_URL", "http://proxy:4000/v1"),
+                ("LLM_API_KEY", "sk-llm"),
+            ]
+        );
+        // Without an LLM (the desktop's demo mode) the server inside has no default model.
+        let env = sandbox_env(None, |_| None, &["tauri://localhost"]);
+        assert_eq!(
+            env,
+            [(
+                "TANDEM_ALLOWED_ORIGINS".to_owned(),
+                "tauri://localhost".to_owned()
+            )]
+        );
+    }
+}
