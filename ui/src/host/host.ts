@@ -1,6 +1,7 @@
 // What the UI needs from the thing it runs in. Two implementations: the plain browser (served
 // by `tandem serve` at /ui/) and the Tauri desktop host. This folder is the only place that may
 // import `@tauri-apps/*`.
+import type { SandboxStatus_Serialize as SandboxStatus } from "./bindings.gen";
 
 /** Preferences named by this plus a backend id remember that backend's open conversation. */
 export const LAST_CONVERSATION_PREF = "lastConversation.";
@@ -12,6 +13,22 @@ export type SavedBackend = {
   name: string;
   baseUrl: string;
 };
+
+/** The desktop's Docker sandbox backend: a status (`{seq, state}`, generated from the Rust
+ * side) that grows through building, starting and connected, or ends stopped or failed. */
+export type { SandboxState_Serialize as SandboxState, SandboxStatus_Serialize as SandboxStatus } from "./bindings.gen";
+
+/** Starts, stops and follows the desktop's Docker sandbox (one at a time). */
+export interface SandboxHost {
+  status(): Promise<SandboxStatus>;
+  /** Starts a sandbox on the host folder `workspace`; answers the first step, the rest comes
+   * through `listen`. */
+  start(workspace: string): Promise<SandboxStatus>;
+  /** Removes the sandbox (or cancels its start). */
+  stop(): Promise<SandboxStatus>;
+  /** Calls `listener` with every new status; answers the unsubscribe. */
+  listen(listener: (s: SandboxStatus) => void): Promise<() => void>;
+}
 
 /** The server this UI belongs to: the one that served it, or the desktop's in-process engine. */
 export interface LocalBackend {
@@ -39,6 +56,8 @@ export interface Host {
   /** A native folder picker, or null when there is none (the UI shows a text field). */
   readonly pickFolder: (() => Promise<string | null>) | null;
   localBackend(): Promise<LocalBackend | null>;
+  /** The Docker sandbox backend, where the host can start one (the desktop). */
+  readonly sandbox?: SandboxHost;
   loadBackends(): Promise<SavedBackend[]>;
   saveBackends(list: SavedBackend[]): Promise<void>;
   /** Small non-secret preferences (theme, last backend and conversation, layout). */

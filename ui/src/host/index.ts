@@ -4,7 +4,7 @@ import { useCallback, useSyncExternalStore } from "react";
 import { createBrowserHost } from "./browser";
 import type { Host } from "./host";
 
-export { LAST_CONVERSATION_PREF, type Host, type LocalBackend, type SavedBackend } from "./host";
+export { LAST_CONVERSATION_PREF, type Host, type LocalBackend, type SandboxHost, type SandboxState, type SandboxStatus, type SavedBackend } from "./host";
 
 let current: Host | null = null;
 

@@ -1,10 +1,11 @@
-// The desktop host: native keyring, folder picker and the in-process engine, through Tauri
-// commands implemented by src-tauri (tandem-desktop). Loaded only when running inside Tauri
-// (dynamic import), so the browser build never touches `@tauri-apps/*` at run time.
+// The desktop host: native keyring, folder picker, the in-process engine and the Docker sandbox,
+// through Tauri commands (and the sandbox's status event) implemented by src-tauri
+// (tandem-desktop). Loaded only when running inside Tauri (dynamic import), so the browser build
+// never touches `@tauri-apps/*` at run time.
 //
 // The commands, their arguments and results come from `bindings.gen.ts`, generated from the Rust
 // signatures (`cargo run -p tandem-desktop --example gen_bindings`); nothing here restates them.
-import { commands, type CommandError, type KeyringStatus_Serialize, type LastSession_Serialize, type Value } from "./bindings.gen";
+import { commands, events, type CommandError, type KeyringStatus_Serialize, type LastSession_Serialize, type Value } from "./bindings.gen";
 import { LAST_CONVERSATION_PREF, type Host } from "./host";
 
 const PREFIX = "tandem.";
@@ -100,6 +101,12 @@ export async function createTauriHost(): Promise<Host> {
     async localBackend() {
       const b = await call(commands.backendLocal());
       return { baseUrl: b.baseUrl, key: b.key };
+    },
+    sandbox: {
+      status: () => call(commands.sandboxStatus()),
+      start: (workspace) => call(commands.sandboxStart(workspace)),
+      stop: () => call(commands.sandboxStop()),
+      listen: (listener) => events.sandboxStatus.listen((e) => listener(e.payload)),
     },
     loadBackends: () => call(commands.backendList()),
     async saveBackends(backends) {

@@ -8,10 +8,10 @@ import { NewConversation, defaultWorkspace, offersBrowserTools } from "./NewConv
 
 const backend: Backend = { id: "local", name: "This server", kind: "local", baseUrl: "http://127.0.0.1:1", key: "k" };
 
-function renderForm() {
+function renderForm(b: Backend = backend, onCreated: (id: string) => void = () => {}) {
   render(
     <QueryClientProvider client={new QueryClient()}>
-      <NewConversation backend={backend} onCreated={() => {}} onCancel={() => {}} />
+      <NewConversation backend={b} onCreated={onCreated} onCancel={() => {}} />
     </QueryClientProvider>,
   );
   return screen.getByPlaceholderText("/home/me/project") as HTMLInputElement;
@@ -65,6 +65,24 @@ describe("NewConversation", () => {
     fireEvent.change(field, { target: { value: "/tmp/x" } });
     serverSays({ home_dir: "/home/bob" });
     expect(field.value).toBe("/tmp/x");
+  });
+
+  it("starts a Docker sandbox's conversation in its folder inside, and remembers no host folder from it", async () => {
+    localStorage.setItem("tandem.lastWorkspace", JSON.stringify("/work/project"));
+    const sandbox: Backend = { id: "sandbox", name: "Docker sandbox", kind: "sandbox", baseUrl: "http://127.0.0.1:2", key: "k", workspaceInside: "/workspace" };
+    act(() => useBackends.setState({ health: { sandbox: { status: "ok", demo: false, info: { home_dir: "/home/tandem" } } } }));
+    const created = vi.fn();
+    expect(renderForm(sandbox, created).value).toBe("/workspace");
+    let dir: unknown = null;
+    vi.stubGlobal("fetch", async (req: Request) => {
+      dir = ((await req.json()) as { workspace?: { working_dir?: string } }).workspace?.working_dir;
+      return new Response(JSON.stringify({ id: "c1" }), { status: 201, headers: { "content-type": "application/json" } });
+    });
+    fireEvent.click(screen.getByRole("button", { name: "Start" }));
+    await waitFor(() => expect(created).toHaveBeenCalledWith("c1"));
+    expect(dir).toBe("/workspace");
+    vi.unstubAllGlobals();
+    expect(JSON.parse(localStorage.getItem("tandem.lastWorkspace") ?? "null")).toBe("/work/project");
   });
 
   describe("browser tools", () => {

@@ -55,7 +55,8 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
   // Null until the person types or picks a folder: the default then follows the server's info,
   // which may arrive after the form opened.
   const [typed, setFolder] = useState<string | null>(null);
-  const folder = typed ?? defaultWorkspace(last, health?.info);
+  // A sandbox's folder is its mount inside (`/workspace`), not a host path used elsewhere.
+  const folder = typed ?? (backend.kind === "sandbox" ? (backend.workspaceInside ?? "") : defaultWorkspace(last, health?.info));
   const [task, setTask] = useState("");
   const [profileId, setProfileId] = useState<string>(settings.defaultProfileId ?? "");
   const [policy, setPolicy] = useState<PolicyChoice>(settings.policy);
@@ -79,7 +80,7 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
           ? { initial_message: { role: "user", content: [{ type: "text", text: task.trim() }], run: true } }
           : {}),
       });
-      h.savePref("lastWorkspace", folder.trim());
+      if (backend.kind !== "sandbox") h.savePref("lastWorkspace", folder.trim());
       onCreated(info.id);
     } catch (e) {
       setError(messageOf(e));
@@ -151,6 +152,9 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
       )}
       {backend.kind === "local" && (
         <p className="hint">Local mode runs the agent's commands on this machine, in the workspace folder.</p>
+      )}
+      {backend.kind === "sandbox" && (
+        <p className="hint">The Docker sandbox runs the agent's commands in a container; only the folder mounted at {backend.workspaceInside ?? "/workspace"} is shared with this machine.</p>
       )}
       {error && (
         <div className="error-text" role="alert">
