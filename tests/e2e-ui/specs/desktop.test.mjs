@@ -6,14 +6,20 @@
 // It is view-only at first (the mouse over it leaves the X pointer alone); Take control sends
 // the mouse to the desktop, Release stops it again.
 //
-// What the pane connects to is set up in `startTarget` alone, so the same spec can run against
-// another target (a Docker sandbox) by giving it its URL, key and workspace.
+// The same checks run twice: against that desktop on this machine, and against a real Docker
+// sandbox (`tandem sandbox start`), whose own server, desktop and UI the page then uses. The
+// sandbox run needs a Docker daemon and the image (scripts/test.sh provides both and sets
+// TANDEM_REQUIRE_DOCKER=1, which makes their absence a failure instead of a skip).
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, it } from "node:test";
 import { eventually, shot, uiSession, until, visible } from "../lib/browser.mjs";
 import { startDesktop } from "../lib/desktop.mjs";
-import { artefactDir } from "../lib/paths.mjs";
+import { artefactDir, tandemBin } from "../lib/paths.mjs";
 import { Stack } from "../lib/stack.mjs";
 import { startConversation } from "../lib/ui.mjs";
 
@@ -35,7 +41,7 @@ const RGB = [0x00, 0xaa, 0x00];
  * x11vnc beside it.
  * @returns {Promise<Target>}
  */
-async function startTarget() {
+async function startLocalTarget() {
   const desktop = await startDesktop({ colour: COLOUR, width: 1024, height: 768, log: join(artefactDir(), "desktop-x11vnc.log") });
   /** @type {Stack | null} */ let stack = null;
   try {
@@ -57,6 +63,71 @@ async function startTarget() {
   };
 }
 
+
+const run = promisify(execFile);
+
+/**
+ * Whether a Docker daemon answers and the sandbox image exists; a failure instead of false
+ * when TANDEM_REQUIRE_DOCKER=1.
+ */
+async function sandboxAvailable() {
+  try {
+    await run(tandemBin(), ["sandbox", "ls"]);
+    await run("docker", ["image", "inspect", "tandem-sandbox:latest"]);
+    return true;
+  } catch (e) {
+    if (process.env.TANDEM_REQUIRE_DOCKER === "1") throw new Error(`the sandbox is required (TANDEM_REQUIRE_DOCKER=1): ${e}`);
+    return false;
+  }
+}
+
+/**
+ * A Docker sandbox started with `tandem sandbox start`: the UI is the one its own server
+ * serves, the desktop is its Xvfb, painted through its server's bash endpoint (commands run as
+ * the sandbox's user with its DISPLAY), which also asks x11vnc where the pointer is.
+ * @returns {Promise<Target>}
+ */
+async function startSandboxTarget() {
+  const work = await mkdtemp(join(tmpdir(), "tandem-desktop-sandbox-"));
+  const { stdout } = await run(tandemBin(), ["sandbox", "start", "--workspace", work, "--memory", "2g", "--env", "LLM_MODEL=openai/never-called", "--env", "LLM_BASE_URL=http://127.0.0.1:9/v1", "--env", "LLM_API_KEY=unused"]);
+  /** @type {{ id: string, url: string, session_key: string, workspace: string }} */
+  const sb = JSON.parse(stdout.trim().split("\n").pop() ?? "{}");
+  const stop = async () => {
+    await run(tandemBin(), ["sandbox", "stop", sb.id]).catch(() => {});
+  };
+  /** @param {string} command */
+  const bash = async (command) => {
+    const r = await fetch(`${sb.url}/api/bash/execute_bash_command`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Session-API-Key": sb.session_key },
+      body: JSON.stringify({ command, timeout: 30 }),
+    });
+    if (!r.ok) throw new Error(`execute_bash_command ${r.status}: ${await r.text()}`);
+    /** @type {{ stdout?: string | null, stderr?: string | null, exit_code?: number | null }} */
+    const out = await r.json();
+    if (out.exit_code !== 0) throw new Error(`\`${command}\` in the sandbox exited ${out.exit_code}: ${out.stderr ?? ""}${out.stdout ?? ""}`);
+    return out.stdout ?? "";
+  };
+  try {
+    await bash(`xsetroot -solid '${COLOUR}'`);
+    return {
+      uiUrl: `${sb.url}/ui/#key=${sb.session_key}`,
+      workspace: sb.workspace,
+      size: { width: 1280, height: 800 },
+      pointer: async () => {
+        const out = await bash('x11vnc -display "$DISPLAY" -sync -query pointer_pos 2>/dev/null');
+        const m = out.match(/pointer_pos:(-?\d+),(-?\d+)/);
+        if (!m) throw new Error(`x11vnc -query pointer_pos in the sandbox answered ${JSON.stringify(out)}`);
+        return { x: Number(m[1]), y: Number(m[2]) };
+      },
+      stop,
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
 const CANVAS = '[data-pane="desktop"] .desktop-screen canvas';
 
 /**
@@ -73,7 +144,11 @@ async function onScreen(page, at) {
   return { x: g.left + ((at.x + 0.5) * g.width) / g.cw, y: g.top + ((at.y + 0.5) * g.height) / g.ch };
 }
 
-describe("desktop", () => {
+for (const [name, startTarget] of /** @type {const} */ ([
+  ["desktop on this machine", startLocalTarget],
+  ["desktop of a Docker sandbox", startSandboxTarget],
+])) describe(name, { skip: name.includes("sandbox") && !(await sandboxAvailable()) ? "no Docker daemon or sandbox image" : false }, () => {
+  const slug = name.includes("sandbox") ? "sandbox-desktop" : "desktop";
   /** @type {Target} */ let target;
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string[]} */ let pageErrors = [];
@@ -128,7 +203,7 @@ describe("desktop", () => {
       return box ? r.width <= box.width + 1 && r.height <= box.height + 1 : false;
     });
     assert.ok(fit, "the desktop is scaled to fit the pane");
-    await shot(page, "desktop-pane");
+    await shot(page, `${slug}-pane`);
   });
 
   it("is view-only until the person takes control, and Release gives it back", async () => {
@@ -162,7 +237,7 @@ describe("desktop", () => {
         15_000,
       );
     }
-    await shot(page, "desktop-in-control");
+    await shot(page, `${slug}-in-control`);
 
     await pane.getByRole("button", { name: "Release" }).click();
     await visible(pane.getByRole("status", { name: "Who controls the desktop" }).getByText("View only"), "view only again");
