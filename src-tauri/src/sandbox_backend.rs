@@ -22,7 +22,7 @@ use tandem_workspace::{
 };
 use tokio::task::JoinHandle;
 
-pub use setup::{BinarySearch, FORWARDED, find_tandem_binary, sandbox_env};
+pub use setup::{BinarySearch, find_tandem_binary, sandbox_env};
 
 use crate::keystore::{DEFAULT_SERVICE, KeyStore};
 
@@ -188,6 +188,9 @@ pub struct SandboxConfig {
     pub env: Vec<(String, String)>,
     /// The model the server gets by default, for the UI.
     pub model: Option<String>,
+    /// Extra arguments of the server inside: `--llm demo` when the desktop has no LLM, so the
+    /// sandbox runs the scripted demo model as the local backend does.
+    pub server_args: Vec<String>,
     /// Where the `tandem` binary for a build is looked for.
     pub binary: BinarySearch,
     /// How long the server may take to answer; none: the provisioner's default.
@@ -204,6 +207,7 @@ impl std::fmt::Debug for SandboxConfig {
             .field("image", &self.image)
             .field("env", &names)
             .field("model", &self.model)
+            .field("server_args", &self.server_args)
             .field("binary", &self.binary)
             .field("health_timeout", &self.health_timeout)
             .field("watch_every", &self.watch_every)
@@ -214,10 +218,18 @@ impl std::fmt::Debug for SandboxConfig {
 impl SandboxConfig {
     /// The default image with `env`, looking for the binary in this process's environment.
     pub fn new(env: Vec<(String, String)>, model: Option<String>) -> Self {
+        let (model, server_args) = match model {
+            Some(m) => (Some(m), Vec::new()),
+            None => (
+                Some("demo".to_owned()),
+                vec!["--llm".to_owned(), "demo".to_owned()],
+            ),
+        };
         Self {
             image: tandem_workspace::IMAGE.to_owned(),
             env,
             model,
+            server_args,
             binary: BinarySearch::from_env(),
             health_timeout: None,
             watch_every: Duration::from_secs(2),
@@ -503,6 +515,7 @@ impl Shared {
         let mut spec = SandboxSpec::new(dir);
         spec.image = self.config.image.clone();
         spec.env = self.config.env.clone();
+        spec.server_args = self.config.server_args.clone();
         let progress = |p: Progress| {
             if let Some(state) = state_of(workspace, p) {
                 self.set(generation, state);

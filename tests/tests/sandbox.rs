@@ -575,3 +575,69 @@ fn ctrl_c_removes_the_sandbox_and_one_left_by_a_killed_run_goes_at_the_next_star
     let stopped = tandem(&home, &["sandbox", "stop", sb["id"].as_str().unwrap()]);
     assert_eq!(stopped.status.code(), Some(0), "{}", text(&stopped));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_chromium_shows_on_the_sandboxs_desktop() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let h = home.clone();
+    if !tokio::task::spawn_blocking(move || docker_ready(&h))
+        .await
+        .unwrap()
+    {
+        return;
+    }
+    let site = tandem_testkit::site::serve().await;
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let llm = ScriptedLlmServer::start(
+        Script::new([
+            Step::tool_call("browser_navigate", json!({"url": site.url("/")})),
+            Step::tool_call(
+                "terminal",
+                json!({"command": "xwininfo -root -tree | grep -i chromium", "security_risk": "LOW"}),
+            ),
+            Step::tool_call("finish", json!({"message": "looked"})),
+        ])
+        .with_no_tools_text("Browser in the sandbox"),
+    );
+    let (h, w, url) = (home.clone(), work.clone(), llm.base_url());
+    let out = tokio::task::spawn_blocking(move || {
+        let mut cmd = Command::new(tandem_bin().unwrap());
+        cmd.args([
+            "run",
+            "look at the shop",
+            "--sandbox",
+            "docker",
+            "--browser",
+            "--workspace",
+            &w.to_string_lossy(),
+            "--model",
+            "openai/fake",
+            "--base-url",
+            &url,
+            "--api-key",
+            "x",
+        ])
+        .env("TANDEM_HOME", &h)
+        .env_remove("LLM_MODEL")
+        .output()
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let results = tool_results(&llm);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains("Tandem Shop") || results[0].contains("Navigated"),
+        "{}",
+        results[0]
+    );
+    // A window of the agent's Chromium on the sandbox's X display, titled by the page.
+    assert!(
+        results[1].contains("Tandem Shop") && results[1].contains("Chromium"),
+        "{}",
+        results[1]
+    );
+}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use tandem_workspace::{
     BASE_IMAGE, BuildOptions, DockerProvisioner, IMAGE, Progress, Provisioner, SandboxSpec,
+    forwarded_env,
 };
 
 use crate::remote::{self, RemoteFlags, RunRequest};
@@ -84,22 +85,9 @@ pub struct Limits {
     pub env: Vec<String>,
 }
 
-/// Variables a sandbox gets from this environment without being asked: what the server inside
-/// needs to reach the same LLM.
-const FORWARDED: &[&str] = &[
-    "LLM_MODEL",
-    "LLM_BASE_URL",
-    "LLM_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "OPENROUTER_API_KEY",
-    "GEMINI_API_KEY",
-    "MISTRAL_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "GROQ_API_KEY",
-    "TANDEM_LOG",
-];
+/// The LLM settings a sandbox gets from this environment besides [`tandem_workspace::FORWARDED_ENV`]: the
+/// default profile of its server.
+const LLM_ENV: [&str; 3] = ["LLM_MODEL", "LLM_BASE_URL", "LLM_API_KEY"];
 
 impl Limits {
     fn spec(&self, workspace: PathBuf, image: String, port: Option<u16>) -> Result<SandboxSpec> {
@@ -109,11 +97,12 @@ impl Limits {
         spec.cpus = self.cpus;
         spec.pids = self.pids;
         spec.port = port;
-        for name in FORWARDED {
+        spec.env = forwarded_env(|name| std::env::var(name).ok());
+        for name in LLM_ENV {
             if let Ok(v) = std::env::var(name)
                 && !v.is_empty()
             {
-                spec.env.push(((*name).to_owned(), v));
+                spec.env.push((name.to_owned(), v));
             }
         }
         for e in &self.env {

@@ -293,6 +293,8 @@ impl DockerProvisioner {
             exposed_ports: (net == Network::Bridge)
                 .then(|| vec![format!("{SERVER_PORT_INSIDE}/tcp")]),
             host_config: Some(host),
+            // The entrypoint passes its arguments on to `tandem serve`.
+            cmd: (!spec.server_args.is_empty()).then(|| spec.server_args.clone()),
             ..Default::default()
         })
     }

@@ -39,6 +39,8 @@ pub struct SandboxSpec {
     pub port: Option<u16>,
     /// Environment for the server and the agent's commands (LLM keys, secrets, `--env`).
     pub env: Vec<(String, String)>,
+    /// Extra arguments of the `tandem serve` inside (`--llm demo`).
+    pub server_args: Vec<String>,
     /// Remove the sandbox when this process is gone (the next start cleans it up); false for
     /// sandboxes started to outlive their starter (`tandem sandbox start`).
     pub owned_by_this_process: bool,
@@ -55,9 +57,38 @@ impl SandboxSpec {
             pids: None,
             port: None,
             env: Vec::new(),
+            server_args: Vec::new(),
             owned_by_this_process: true,
         }
     }
+}
+
+/// Variables a sandbox gets from its starter's environment without being asked: what the
+/// server inside needs to reach the same LLM providers (the CLI adds `LLM_MODEL`,
+/// `LLM_BASE_URL` and `LLM_API_KEY`; the desktop passes its resolved LLM instead).
+pub const FORWARDED_ENV: &[&str] = &[
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "GROQ_API_KEY",
+    "LLM_NUM_RETRIES",
+    "TANDEM_LOG",
+];
+
+/// The [`FORWARDED_ENV`] variables `var` has a non-blank value for.
+pub fn forwarded_env(var: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+    FORWARDED_ENV
+        .iter()
+        .filter_map(|name| {
+            var(name)
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| ((*name).to_owned(), v))
+        })
+        .collect()
 }
 
 /// A started sandbox: an agent server to connect to.

@@ -6,21 +6,6 @@ use std::path::{Path, PathBuf};
 
 use tandem_protocol::LlmConfig;
 
-/// Variables passed on from the desktop's environment without being asked, as `tandem sandbox
-/// start` does: what the server inside needs to reach the same LLM providers.
-pub const FORWARDED: &[&str] = &[
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "OPENROUTER_API_KEY",
-    "GEMINI_API_KEY",
-    "MISTRAL_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "GROQ_API_KEY",
-    "LLM_NUM_RETRIES",
-    "TANDEM_LOG",
-];
-
 /// Where [`find_tandem_binary`] looks, given rather than read so tests need no environment.
 #[derive(Debug, Clone, Default)]
 pub struct BinarySearch {
@@ -89,7 +74,7 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// The environment of the sandbox's server: `TANDEM_ALLOWED_ORIGINS` for the webview's
-/// `origins` (its pages call the server from there), the provider variables of [`FORWARDED`]
+/// `origins` (its pages call the server from there), the provider variables of [`tandem_workspace::FORWARDED_ENV`]
 /// that `var` has, and the desktop's LLM (`llm`, resolved as for the local backend) as
 /// `LLM_MODEL` / `LLM_BASE_URL` / `LLM_API_KEY`. The values are secrets: never log them.
 pub fn sandbox_env(
@@ -98,11 +83,7 @@ pub fn sandbox_env(
     origins: &[&str],
 ) -> Vec<(String, String)> {
     let mut env = vec![("TANDEM_ALLOWED_ORIGINS".to_owned(), origins.join(","))];
-    for name in FORWARDED {
-        if let Some(v) = var(name).filter(|v| !v.trim().is_empty()) {
-            env.push(((*name).to_owned(), v));
-        }
-    }
+    env.extend(tandem_workspace::forwarded_env(var));
     if let Some(llm) = llm {
         env.push(("LLM_MODEL".into(), llm.model.clone()));
         if let Some(url) = &llm.base_url {
