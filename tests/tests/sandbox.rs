@@ -8,7 +8,7 @@
 //! Without a daemon these tests say so and pass, unless TANDEM_REQUIRE_DOCKER=1 (set by
 //! scripts/test.sh), where a missing daemon or image fails them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -62,6 +62,28 @@ fn docker_ready(home: &Path) -> bool {
     ready
 }
 
+/// A test's folders: `home` (TANDEM_HOME) and `work` (the workspace, created).
+struct Place {
+    dir: tempfile::TempDir,
+    home: PathBuf,
+    work: PathBuf,
+}
+
+impl Place {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+        std::fs::create_dir_all(&work).unwrap();
+        Self { dir, home, work }
+    }
+
+    /// A place for a test that needs Docker; None (after saying why) when it must skip.
+    fn with_docker() -> Option<Self> {
+        let p = Self::new();
+        docker_ready(&p.home).then_some(p)
+    }
+}
+
 /// The sandboxes whose workspace is `dir`.
 fn sandboxes_of(home: &Path, dir: &Path) -> Vec<Value> {
     let ls = tandem(home, &["sandbox", "ls"]);
@@ -109,13 +131,10 @@ fn tool_results(llm: &ScriptedLlmServer) -> Vec<String> {
 
 #[test]
 fn a_task_runs_in_the_sandbox_its_files_land_in_the_workspace_and_the_rest_stays_inside() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    if !docker_ready(&home) {
+    let Some(p) = Place::with_docker() else {
         return;
-    }
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    };
+    let (home, work) = (p.home.clone(), p.work.clone());
     let marker = format!("/tmp/tandem-outside-{}", std::process::id());
     let llm = ScriptedLlmServer::start(Script::new([
         Step::tool_call(
@@ -165,13 +184,10 @@ fn a_task_runs_in_the_sandbox_its_files_land_in_the_workspace_and_the_rest_stays
 
 #[test]
 fn a_memory_hog_is_killed_the_agent_is_told_and_the_conversation_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    if !docker_ready(&home) {
+    let Some(p) = Place::with_docker() else {
         return;
-    }
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    };
+    let (home, work) = (p.home.clone(), p.work.clone());
     let llm = ScriptedLlmServer::start(Script::new([
         Step::tool_call(
             "terminal",
@@ -200,17 +216,10 @@ fn a_memory_hog_is_killed_the_agent_is_told_and_the_conversation_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_desktop_socket_greets_with_rfb_after_auth_and_refuses_a_wrong_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let h = home.clone();
-    if !tokio::task::spawn_blocking(move || docker_ready(&h))
-        .await
-        .unwrap()
-    {
+    let Some(p) = Place::with_docker() else {
         return;
-    }
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    };
+    let (home, work) = (p.home.clone(), p.work.clone());
     let (h, w) = (home.clone(), work.to_string_lossy().into_owned());
     let out = tokio::task::spawn_blocking(move || {
         tandem(
@@ -327,9 +336,7 @@ async fn the_desktop_socket_greets_with_rfb_after_auth_and_refuses_a_wrong_key()
 
 #[test]
 fn no_daemon_a_missing_image_and_a_taken_port_are_named_with_the_fix() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let work = dir.path().join("work");
+    let Place { dir, home, work } = Place::new();
     let w = work.to_string_lossy().into_owned();
 
     let started = Instant::now();
@@ -510,13 +517,10 @@ impl LongRun {
 
 #[test]
 fn a_sandbox_dying_mid_run_ends_the_run_with_the_reason_and_leaves_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    if !docker_ready(&home) {
+    let Some(p) = Place::with_docker() else {
         return;
-    }
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    };
+    let (home, work) = (p.home.clone(), p.work.clone());
     let mut run = LongRun::start(&home, &work);
     let running = sandboxes_of(&home, &work);
     assert_eq!(running.len(), 1, "{running:?}");
@@ -540,13 +544,10 @@ fn a_sandbox_dying_mid_run_ends_the_run_with_the_reason_and_leaves_nothing() {
 
 #[test]
 fn ctrl_c_removes_the_sandbox_and_one_left_by_a_killed_run_goes_at_the_next_start() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    if !docker_ready(&home) {
+    let Some(p) = Place::with_docker() else {
         return;
-    }
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    };
+    let (dir, home, work) = (&p.dir, p.home.clone(), p.work.clone());
 
     let mut run = LongRun::start(&home, &work);
     run.signal(nix::sys::signal::Signal::SIGINT);
@@ -576,20 +577,15 @@ fn ctrl_c_removes_the_sandbox_and_one_left_by_a_killed_run_goes_at_the_next_star
     assert_eq!(stopped.status.code(), Some(0), "{}", text(&stopped));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_agents_chromium_shows_on_the_sandboxs_desktop() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let h = home.clone();
-    if !tokio::task::spawn_blocking(move || docker_ready(&h))
-        .await
-        .unwrap()
-    {
+#[test]
+fn the_agents_chromium_shows_on_the_sandboxs_desktop() {
+    let Some(p) = Place::with_docker() else {
         return;
-    }
-    let site = tandem_testkit::site::serve().await;
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    };
+    let (home, work) = (p.home.clone(), p.work.clone());
+    // The test site runs on this runtime while the run below blocks the test's thread.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let site = rt.block_on(tandem_testkit::site::serve());
     let llm = ScriptedLlmServer::start(
         Script::new([
             Step::tool_call("browser_navigate", json!({"url": site.url("/")})),
@@ -601,39 +597,10 @@ async fn the_agents_chromium_shows_on_the_sandboxs_desktop() {
         ])
         .with_no_tools_text("Browser in the sandbox"),
     );
-    let (h, w, url) = (home.clone(), work.clone(), llm.base_url());
-    let out = tokio::task::spawn_blocking(move || {
-        let mut cmd = Command::new(tandem_bin().unwrap());
-        cmd.args([
-            "run",
-            "look at the shop",
-            "--sandbox",
-            "docker",
-            "--browser",
-            "--workspace",
-            &w.to_string_lossy(),
-            "--model",
-            "openai/fake",
-            "--base-url",
-            &url,
-            "--api-key",
-            "x",
-        ])
-        .env("TANDEM_HOME", &h)
-        .env_remove("LLM_MODEL")
-        .output()
-        .unwrap()
-    })
-    .await
-    .unwrap();
+    let out = run_in_sandbox(&home, &work, &llm, &["--browser"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let results = tool_results(&llm);
     assert_eq!(results.len(), 2, "{results:?}");
-    assert!(
-        results[0].contains("Tandem Shop") || results[0].contains("Navigated"),
-        "{}",
-        results[0]
-    );
     // A window of the agent's Chromium on the sandbox's X display, titled by the page.
     assert!(
         results[1].contains("Tandem Shop") && results[1].contains("Chromium"),

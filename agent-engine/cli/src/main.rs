@@ -159,10 +159,15 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             llm,
             remote,
         } => {
-            if let Some(kind) = sandbox {
+            let elsewhere = match (sandbox, remote.server.clone()) {
+                (Some(kind), _) => Some(Elsewhere::Sandbox(kind)),
+                (None, Some(url)) => Some(Elsewhere::Server(url)),
+                (None, None) => None,
+            };
+            if let Some(place) = elsewhere {
                 if max_budget.is_some() {
                     bail!(
-                        "--max-budget applies to local runs; the sandbox's server sets its own limits"
+                        "--max-budget applies to local runs; the agent server (or sandbox) sets its own limits"
                     );
                 }
                 let req = remote::RunRequest {
@@ -173,23 +178,10 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                     browser,
                     llm: &llm,
                 };
-                return sandbox::run(&kind, &limits, req, &settings).await;
-            }
-            if let Some(url) = remote.server.clone() {
-                if max_budget.is_some() {
-                    bail!(
-                        "--max-budget applies to local runs; the agent server sets its own limits"
-                    );
-                }
-                let req = remote::RunRequest {
-                    task,
-                    workspace,
-                    confirm,
-                    max_iterations,
-                    browser,
-                    llm: &llm,
+                return match place {
+                    Elsewhere::Sandbox(kind) => sandbox::run(&kind, &limits, req, &settings).await,
+                    Elsewhere::Server(url) => remote::run(&remote, &url, req, &settings).await,
                 };
-                return remote::run(&remote, &url, req, &settings).await;
             }
             if task.trim().is_empty() {
                 bail!("the task is empty: say what the agent should do");
@@ -301,6 +293,14 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
         }
         Cmd::Openapi | Cmd::Sandbox(_) => Ok(0),
     }
+}
+
+/// Where a run goes when not on this machine.
+enum Elsewhere {
+    /// `--sandbox KIND`: a sandbox started for it.
+    Sandbox(String),
+    /// `--server URL`.
+    Server(String),
 }
 
 /// The LLM config, plus the demo LLM (kept alive by the caller) when `--llm demo` asked for it.

@@ -169,7 +169,10 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
             }
         );
     }
-    match std::env::var("TANDEM_SANDBOX").ok().filter(|s| !s.is_empty()) {
+    match std::env::var("TANDEM_SANDBOX")
+        .ok()
+        .filter(|s| !s.is_empty())
+    {
         Some(kind) => eprintln!("· {kind} sandbox: agents run commands inside it"),
         None => eprintln!("warning: local mode: agents run commands on this machine"),
     }

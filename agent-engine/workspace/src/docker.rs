@@ -393,16 +393,9 @@ impl Provisioner for DockerProvisioner {
     }
 
     async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
-        let opts = ListContainersOptionsBuilder::default()
-            .all(true)
-            .filters(&HashMap::from([(
-                "label",
-                vec![format!("{SANDBOX_LABEL}=1")],
-            )]))
-            .build();
         let found = self
             .docker
-            .list_containers(Some(opts))
+            .list_containers(Some(labelled(&format!("{SANDBOX_LABEL}=1"))))
             .await
             .map_err(|e| self.err(e))?;
         Ok(found
@@ -451,6 +444,14 @@ impl Provisioner for DockerProvisioner {
             _ => Ok(Health::Unresponsive),
         }
     }
+}
+
+/// Every container (running or not) with `label` (`name=value`).
+fn labelled(label: &str) -> bollard::query_parameters::ListContainersOptions {
+    ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&HashMap::from([("label", vec![label.to_owned()])]))
+        .build()
 }
 
 fn short(id: &str) -> String {

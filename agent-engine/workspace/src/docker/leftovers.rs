@@ -3,11 +3,7 @@
 //! Sandboxes started to outlive their starter (`tandem sandbox start`) carry no owner and are
 //! only removed once stopped. A sandbox another process is starting right now is never touched.
 
-use std::collections::HashMap;
-
-use bollard::query_parameters::ListContainersOptionsBuilder;
-
-use super::{DockerProvisioner, OWNER_LABEL, SANDBOX_LABEL};
+use super::{DockerProvisioner, OWNER_LABEL, SANDBOX_LABEL, labelled};
 
 /// `<boot id>/<pid>` of this process.
 pub(super) fn this_process() -> String {
@@ -36,11 +32,7 @@ impl DockerProvisioner {
     /// Removes the sandboxes this process started for itself (on Ctrl-C or a fatal error).
     pub async fn remove_owned_by_this_process(&self) {
         let owner = format!("{OWNER_LABEL}={}", this_process());
-        let opts = ListContainersOptionsBuilder::default()
-            .all(true)
-            .filters(&HashMap::from([("label", vec![owner])]))
-            .build();
-        let Ok(found) = self.docker.list_containers(Some(opts)).await else {
+        let Ok(found) = self.docker.list_containers(Some(labelled(&owner))).await else {
             return;
         };
         for id in found.into_iter().filter_map(|c| c.id) {
@@ -52,14 +44,8 @@ impl DockerProvisioner {
 
     /// Removes leftovers; a failure is logged, never in the way of the start that asked.
     pub(super) async fn clean_leftovers(&self) {
-        let opts = ListContainersOptionsBuilder::default()
-            .all(true)
-            .filters(&HashMap::from([(
-                "label",
-                vec![format!("{SANDBOX_LABEL}=1")],
-            )]))
-            .build();
-        let Ok(found) = self.docker.list_containers(Some(opts)).await else {
+        let all = labelled(&format!("{SANDBOX_LABEL}=1"));
+        let Ok(found) = self.docker.list_containers(Some(all)).await else {
             return;
         };
         let now = std::time::SystemTime::now()
