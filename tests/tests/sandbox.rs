@@ -339,24 +339,29 @@ fn no_daemon_a_missing_image_and_a_taken_port_are_named_with_the_fix() {
     let Place { dir, home, work } = Place::new();
     let w = work.to_string_lossy().into_owned();
 
-    let started = Instant::now();
-    let out = Command::new(tandem_bin().unwrap())
-        .args(["sandbox", "start", "--workspace", &w])
-        .env("TANDEM_HOME", &home)
-        .env(
-            "DOCKER_HOST",
-            format!("unix://{}/no-docker.sock", dir.path().display()),
-        )
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("no Docker daemon answers") && err.contains("DOCKER_HOST"),
-        "{err}"
-    );
-    // Within seconds, not a hang: a generous bound for a loaded machine.
-    assert!(started.elapsed() < Duration::from_secs(60));
+    // No socket at all, and a socket nobody listens on (a daemon that died).
+    let dead = dir.path().join("dead.sock");
+    drop(std::os::unix::net::UnixListener::bind(&dead).unwrap());
+    for host in [
+        format!("unix://{}/no-docker.sock", dir.path().display()),
+        format!("unix://{}", dead.display()),
+    ] {
+        let started = Instant::now();
+        let out = Command::new(tandem_bin().unwrap())
+            .args(["sandbox", "start", "--workspace", &w])
+            .env("TANDEM_HOME", &home)
+            .env("DOCKER_HOST", &host)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("no Docker daemon answers") && err.contains("DOCKER_HOST"),
+            "{err}"
+        );
+        // It fails, not hangs: a generous bound for a loaded machine.
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
 
     if !docker_ready(&home) {
         return;

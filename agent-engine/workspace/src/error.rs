@@ -94,46 +94,87 @@ impl SandboxError {
         move |source| Self::Io { what, source }
     }
 
-    /// Sorts a Docker API error into the error a person can act on.
+    /// Sorts a Docker API error into the error a person can act on: the connection's own IO
+    /// error decides, however deep the HTTP client wrapped it.
     pub(crate) fn from_docker(host: &str, e: bollard::errors::Error) -> Self {
         use bollard::errors::Error as E;
-        let text = e.to_string();
+        let text = chain(&e);
         if text.contains("no space left on device") {
             return Self::DiskFull(text);
         }
+        match io_kind(&e) {
+            Some(std::io::ErrorKind::PermissionDenied) => {
+                return Self::Permission {
+                    host: host.to_owned(),
+                };
+            }
+            Some(
+                std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::ConnectionRefused
+                | std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::TimedOut,
+            ) => {
+                return Self::NoDaemon {
+                    host: host.to_owned(),
+                    detail: text,
+                };
+            }
+            _ => {}
+        }
         match e {
             E::DockerResponseServerError { message, .. } => Self::Docker(message),
-            E::IOError { err } if err.kind() == std::io::ErrorKind::PermissionDenied => {
-                Self::Permission {
+            E::SocketNotFoundError(_) | E::IOError { .. } | E::RequestTimeoutError => {
+                Self::NoDaemon {
                     host: host.to_owned(),
+                    detail: text,
                 }
             }
-            E::IOError { err } => Self::NoDaemon {
-                host: host.to_owned(),
-                detail: err.to_string(),
-            },
-            E::HyperResponseError { .. } | E::SocketNotFoundError(_) => Self::NoDaemon {
-                host: host.to_owned(),
-                detail: text,
-            },
-            other => {
-                let t = other.to_string();
-                if t.contains("Permission denied") {
-                    Self::Permission {
-                        host: host.to_owned(),
-                    }
-                } else if t.contains("No such file")
-                    || t.contains("Connection refused")
-                    || t.contains("error trying to connect")
-                {
-                    Self::NoDaemon {
-                        host: host.to_owned(),
-                        detail: t,
-                    }
-                } else {
-                    Self::Docker(t)
-                }
-            }
+            _ => Self::Docker(text),
         }
+    }
+}
+
+/// The error and its causes, outermost first.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let t = c.to_string();
+        if !out.contains(&t) {
+            out.push_str(": ");
+            out.push_str(&t);
+        }
+        cause = c.source();
+    }
+    out
+}
+
+/// The kind of the first IO error in `e`'s causes.
+fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        cur = err.source();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("client error (Connect)")]
+    struct Wrapped(#[source] std::io::Error);
+
+    #[test]
+    fn the_io_error_under_the_http_client_decides() {
+        let e = Wrapped(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(io_kind(&e), Some(std::io::ErrorKind::PermissionDenied));
+        assert!(chain(&e).starts_with("client error (Connect): "));
+        let plain = std::fmt::Error;
+        assert_eq!(io_kind(&plain), None);
     }
 }
