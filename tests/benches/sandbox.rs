@@ -259,11 +259,20 @@ async fn main() {
             r["seconds"].as_f64().unwrap()
         );
     }
-    let changed = ok_json(&["sandbox", "build", "--tag", TAG]);
+    // A code change, as the image sees one: another binary (this one and a byte more).
+    let scratch = tempfile::tempdir().unwrap();
+    let other = scratch.path().join("tandem");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    bytes.push(0);
+    std::fs::write(&other, bytes).unwrap();
+    let other = other.to_string_lossy().into_owned();
+    let changed = ok_json(&["sandbox", "build", "--tag", TAG, "--binary", &other]);
+    assert_eq!(changed["cached"], false, "{changed}");
+    ok_json(&["sandbox", "build", "--tag", TAG]);
     let cached = ok_json(&["sandbox", "build", "--tag", TAG]);
     assert_eq!(cached["cached"], true, "{cached}");
     println!(
-        "image build, this binary (cache up to the binary): {:.2} s",
+        "image build after a code change (packages from cache, new binary layer): {:.2} s",
         changed["seconds"].as_f64().unwrap()
     );
     println!(
