@@ -84,6 +84,19 @@ impl Place {
     }
 }
 
+/// A sandbox `tandem sandbox start` started, removed when the test ends, however it ends (a
+/// failed assertion must not leave it running).
+struct Detached {
+    home: PathBuf,
+    id: String,
+}
+
+impl Drop for Detached {
+    fn drop(&mut self) {
+        let _ = tandem(&self.home, &["sandbox", "stop", &self.id]);
+    }
+}
+
 /// The sandboxes whose workspace is `dir`.
 fn sandboxes_of(home: &Path, dir: &Path) -> Vec<Value> {
     let ls = tandem(home, &["sandbox", "ls"]);
@@ -236,6 +249,10 @@ async fn the_desktop_socket_greets_with_rfb_after_auth_and_refuses_a_wrong_key()
         sb["session_key"].as_str().unwrap().to_owned(),
         sb["id"].as_str().unwrap().to_owned(),
     );
+    let _removed = Detached {
+        home: home.clone(),
+        id: id.clone(),
+    };
     assert_eq!(sb["workspace"], "/workspace");
 
     let http = reqwest::Client::new();
@@ -520,6 +537,21 @@ impl LongRun {
     }
 }
 
+impl Drop for LongRun {
+    /// A run a failed assertion left going is interrupted, so it removes its sandbox.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.signal(nix::sys::signal::Signal::SIGINT);
+            let started = Instant::now();
+            while matches!(self.child.try_wait(), Ok(None))
+                && started.elapsed() < Duration::from_secs(30)
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
 #[test]
 fn a_sandbox_dying_mid_run_ends_the_run_with_the_reason_and_leaves_nothing() {
     let Some(p) = Place::with_docker() else {
@@ -573,11 +605,15 @@ fn ctrl_c_removes_the_sandbox_and_one_left_by_a_killed_run_goes_at_the_next_star
         &["sandbox", "start", "--workspace", &other.to_string_lossy()],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let sb: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let _removed = Detached {
+        home: home.clone(),
+        id: sb["id"].as_str().unwrap().to_owned(),
+    };
     assert!(
         sandboxes_of(&home, &work).is_empty(),
         "the leftover was removed"
     );
-    let sb: Value = serde_json::from_slice(&out.stdout).unwrap();
     let stopped = tandem(&home, &["sandbox", "stop", sb["id"].as_str().unwrap()]);
     assert_eq!(stopped.status.code(), Some(0), "{}", text(&stopped));
 }
