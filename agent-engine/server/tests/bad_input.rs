@@ -9,13 +9,11 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
-use futures::{SinkExt, StreamExt};
-use harness::{KEY, TestServer};
+use harness::{KEY, TestServer, close_code};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tandem_server::routes::{Auth, route_docs};
 use tandem_testkit::{Reply, Step};
-use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tower::ServiceExt;
 
 const CID: &str = "7d7e7f80-0000-4000-8000-000000000001";
@@ -67,16 +65,7 @@ async fn every_protected_route_refuses_a_missing_or_wrong_key() {
             }
             Auth::Socket => {
                 // A wrong first frame: close 4001.
-                let (mut ws, _) = tokio_tungstenite::connect_async(t.ws_url(&path))
-                    .await
-                    .unwrap();
-                ws.send(WsMessage::Text(
-                    json!({"type": "auth", "session_api_key": "wrong"})
-                        .to_string()
-                        .into(),
-                ))
-                .await
-                .unwrap();
+                let mut ws = t.ws_as(&path, "wrong").await;
                 assert_eq!(close_code(&mut ws).await, Some(4001), "{}", d.path);
                 // A wrong key in the header: close 4001 too.
                 let req =
@@ -124,32 +113,10 @@ async fn every_protected_route_refuses_a_missing_or_wrong_key() {
     );
 }
 
-async fn close_code(ws: &mut harness::Ws) -> Option<u16> {
-    loop {
-        match tokio::time::timeout(Duration::from_secs(15), ws.next())
-            .await
-            .ok()??
-        {
-            Ok(WsMessage::Close(Some(f))) => return Some(u16::from(f.code)),
-            Ok(WsMessage::Close(None)) | Err(_) => return None,
-            Ok(_) => continue,
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn socket_auth_timeout_and_unknown_conversation() {
     let t = TestServer::start().await;
-    let (mut ws, _) = tokio_tungstenite::connect_async(t.ws_url(&format!("/sockets/events/{CID}")))
-        .await
-        .unwrap();
-    ws.send(WsMessage::Text(
-        json!({"type": "auth", "session_api_key": KEY})
-            .to_string()
-            .into(),
-    ))
-    .await
-    .unwrap();
+    let mut ws = t.ws(&format!("/sockets/events/{CID}")).await;
     assert_eq!(close_code(&mut ws).await, Some(4004));
     let (mut ws, _) = tokio_tungstenite::connect_async(
         t.ws_url(&format!("/sockets/events/{CID}?session_api_key={KEY}")),

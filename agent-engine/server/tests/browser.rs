@@ -11,7 +11,7 @@ use crate::harness;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use harness::{TestServer, Ws};
+use harness::{TestServer, Ws, close_code};
 use serde_json::{Value, json};
 use tandem_testkit::{Reply, ScriptedLlmServer, Step, ToolCallSpec};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
@@ -81,17 +81,6 @@ async fn send(ws: &mut Ws, frame: Value) {
     ws.send(WsMessage::Text(frame.to_string().into()))
         .await
         .unwrap();
-}
-
-/// The close code the server ends the socket with.
-async fn close_code(ws: &mut Ws) -> Option<u16> {
-    loop {
-        match tokio::time::timeout(PATIENCE, ws.next()).await.ok()?? {
-            Ok(WsMessage::Close(Some(f))) => return Some(u16::from(f.code)),
-            Ok(WsMessage::Close(None)) | Err(_) => return None,
-            Ok(_) => continue,
-        }
-    }
 }
 
 async fn wait_status(t: &TestServer, id: &str, want: &[&str]) {
@@ -324,11 +313,7 @@ async fn the_browser_socket_refuses_wrong_keys_unknown_and_browserless_conversat
     let with = create_with_browser(&t, &llm).await;
     let without = t.create(&llm, json!({})).await;
 
-    let (mut ws, _) =
-        tokio_tungstenite::connect_async(t.ws_url(&format!("/sockets/browser/{with}")))
-            .await
-            .unwrap();
-    send(&mut ws, json!({"type": "auth", "session_api_key": "wrong"})).await;
+    let mut ws = t.ws_as(&format!("/sockets/browser/{with}"), "wrong").await;
     assert_eq!(close_code(&mut ws).await, Some(4001));
 
     let mut ws = t

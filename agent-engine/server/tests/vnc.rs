@@ -13,7 +13,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use harness::{KEY, TestServer, Ws};
+use harness::{KEY, TestServer, Ws, close_code};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -137,17 +137,6 @@ async fn send_bytes(ws: &mut Ws, bytes: &[u8]) {
         .unwrap();
 }
 
-/// The close code the server ends the socket with (`None`: it ended without one).
-async fn close_code(ws: &mut Ws) -> Option<u16> {
-    loop {
-        match tokio::time::timeout(PATIENCE, ws.next()).await.ok()?? {
-            Ok(WsMessage::Close(Some(f))) => return Some(u16::from(f.code)),
-            Ok(WsMessage::Close(None)) | Err(_) => return None,
-            Ok(_) => continue,
-        }
-    }
-}
-
 /// The JSON of the next frame, which must be text.
 async fn next_text(ws: &mut Ws) -> Value {
     match next(ws).await {
@@ -217,16 +206,7 @@ async fn the_vnc_socket_refuses_a_wrong_key_and_an_unknown_conversation() {
     let t = server_with(&desktop).await;
     let id = conversation(&t).await;
 
-    let (mut ws, _) = tokio_tungstenite::connect_async(t.ws_url(&format!("/sockets/vnc/{id}")))
-        .await
-        .unwrap();
-    ws.send(WsMessage::Text(
-        json!({"type": "auth", "session_api_key": "wrong"})
-            .to_string()
-            .into(),
-    ))
-    .await
-    .unwrap();
+    let mut ws = t.ws_as(&format!("/sockets/vnc/{id}"), "wrong").await;
     assert_eq!(close_code(&mut ws).await, Some(4001));
 
     let mut ws = t

@@ -161,11 +161,16 @@ impl TestServer {
 
     /// Opens a socket and authenticates with a first frame.
     pub async fn ws(&self, path: &str) -> Ws {
+        self.ws_as(path, KEY).await
+    }
+
+    /// A socket at `path` whose first frame authenticates with `key` (right or wrong).
+    pub async fn ws_as(&self, path: &str, key: &str) -> Ws {
         let (mut ws, _) = tokio_tungstenite::connect_async(self.ws_url(path))
             .await
             .unwrap();
         ws.send(WsMessage::Text(
-            json!({"type": "auth", "session_api_key": KEY})
+            json!({"type": "auth", "session_api_key": key})
                 .to_string()
                 .into(),
         ))
@@ -177,6 +182,21 @@ impl TestServer {
 
 pub type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The close code the server ends the socket with (`None`: it ended without one, or nothing
+/// came within 60 s).
+pub async fn close_code(ws: &mut Ws) -> Option<u16> {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(60), ws.next())
+            .await
+            .ok()??
+        {
+            Ok(WsMessage::Close(Some(f))) => return Some(u16::from(f.code)),
+            Ok(WsMessage::Close(None)) | Err(_) => return None,
+            Ok(_) => continue,
+        }
+    }
+}
 
 /// The next JSON text frame (skipping pings), within 20 s.
 pub async fn next_json(ws: &mut Ws) -> Value {
