@@ -1,6 +1,6 @@
 // The panes of one open conversation: timeline (with the approval panel above it) and chat in
 // the middle, editor, browser or (on a server with one) desktop as tabs, and terminal on the right.
-import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
 import { flushSync } from "react-dom";
 import { Group, Panel, Separator } from "react-resizable-panels";
 import { ApprovalPanel } from "../features/approvals/ApprovalPanel";
@@ -113,48 +113,21 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
           <Panel defaultSize="62%" minSize="10%">
             <div className="column-pane" ref={right}>
               <div className="pane-tabs" role="tablist" aria-label={desktop ? "Editor, browser or desktop" : "Editor or browser"} onKeyDown={tabKeys}>
-                <button
-                  type="button"
-                  role="tab"
-                  id="tab-editor"
-                  aria-selected={rightTab === "editor"}
-                  aria-controls="panel-editor"
-                  tabIndex={rightTab === "editor" ? 0 : -1}
-                  className={`tab${rightTab === "editor" ? " on" : ""}`}
-                  onClick={() => setRightTab("editor")}
-                >
+                <PaneTab tab="editor" current={rightTab} onSelect={setRightTab}>
                   Editor
-                </button>
-                <button
-                  type="button"
-                  role="tab"
-                  id="tab-browser"
-                  aria-selected={rightTab === "browser"}
-                  aria-controls="panel-browser"
-                  tabIndex={rightTab === "browser" ? 0 : -1}
-                  className={`tab${rightTab === "browser" ? " on" : ""}`}
-                  onClick={() => setRightTab("browser")}
-                >
+                </PaneTab>
+                <PaneTab tab="browser" current={rightTab} onSelect={setRightTab}>
                   Browser
                   {handoff && rightTab !== "browser" && (
                     <span className="badge warn" title={`The agent asks you to take over: ${handoff.reason}`}>
                       needs you
                     </span>
                   )}
-                </button>
+                </PaneTab>
                 {desktop && (
-                  <button
-                    type="button"
-                    role="tab"
-                    id="tab-desktop"
-                    aria-selected={rightTab === "desktop"}
-                    aria-controls="panel-desktop"
-                    tabIndex={rightTab === "desktop" ? 0 : -1}
-                    className={`tab${rightTab === "desktop" ? " on" : ""}`}
-                    onClick={() => setRightTab("desktop")}
-                  >
+                  <PaneTab tab="desktop" current={rightTab} onSelect={setRightTab}>
                     Desktop
-                  </button>
+                  </PaneTab>
                 )}
               </div>
               <section className="pane grow" id="panel-editor" role="tabpanel" hidden={rightTab !== "editor"} data-pane="editor" aria-label="Editor" tabIndex={-1}>
@@ -210,5 +183,24 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
         </Group>
       </Panel>
     </Group>
+  );
+}
+
+/** One tab of the right column's tab list; its panel is `panel-<tab>`. */
+function PaneTab(props: { tab: RightTab; current: RightTab; onSelect: (tab: RightTab) => void; children: ReactNode }) {
+  const on = props.current === props.tab;
+  return (
+    <button
+      type="button"
+      role="tab"
+      id={`tab-${props.tab}`}
+      aria-selected={on}
+      aria-controls={`panel-${props.tab}`}
+      tabIndex={on ? 0 : -1}
+      className={`tab${on ? " on" : ""}`}
+      onClick={() => props.onSelect(props.tab)}
+    >
+      {props.children}
+    </button>
   );
 }
