@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod desktop_e2e;
+mod inner;
 mod keyring;
 mod local_backend;
 mod sandbox_backend;

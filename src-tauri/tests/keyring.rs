@@ -11,42 +11,9 @@ use std::process::Command;
 
 use tandem_desktop::keystore::{Backend, KeyStore};
 
-/// Runs the ignored test `name` of this binary through `wrapper` (a shell command line whose
-/// `"$@"` is the test invocation) with `env`, and fails unless it passed.
+/// Runs the ignored test `name` of this module through `wrapper` with `env`.
 fn run_inner(name: &str, wrapper: &[&str], env: &[(&str, &str)], remove: &[&str]) {
-    let exe = std::env::current_exe().unwrap();
-    // Tests are named by their path inside the test binary (`keyring::inner_…`).
-    let name = format!(
-        "{}::{name}",
-        module_path!().split_once("::").map_or("", |(_, m)| m)
-    );
-    let mut cmd = Command::new(wrapper[0]);
-    cmd.args(&wrapper[1..]).arg(&exe).args([
-        name.as_str(),
-        "--exact",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ]);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    for k in remove {
-        cmd.env_remove(k);
-    }
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {wrapper:?}: {e}"));
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && text.contains("1 passed"),
-        "inner test {name} failed ({}):\n{text}",
-        out.status
-    );
+    crate::inner::run_inner(module_path!(), name, wrapper, env, remove);
 }
 
 fn need(program: &str) {

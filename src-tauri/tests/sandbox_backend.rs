@@ -52,26 +52,7 @@ async fn settled(b: &SandboxBackend, limit: Duration) -> SandboxState {
 /// Re-runs the ignored test `name` of this binary with `DOCKER_HOST` set to `host` (bollard
 /// reads it, and the environment cannot be changed safely inside a running test process).
 fn run_inner(name: &str, host: &str) {
-    let exe = std::env::current_exe().unwrap();
-    let name = format!(
-        "{}::{name}",
-        module_path!().split_once("::").map_or("", |(_, m)| m)
-    );
-    let out = Command::new(exe)
-        .args([name.as_str(), "--exact", "--ignored", "--nocapture"])
-        .env("DOCKER_HOST", host)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && text.contains("1 passed"),
-        "inner test {name} failed ({}):\n{text}",
-        out.status
-    );
+    crate::inner::run_inner(module_path!(), name, &[], &[("DOCKER_HOST", host)], &[]);
 }
 
 #[test]
