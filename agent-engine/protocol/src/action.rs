@@ -177,6 +177,8 @@ tagged_enum! {
         Think(ThinkAction) = "ThinkAction",
         /// `finish`.
         Finish(FinishAction) = "FinishAction",
+        /// A tool of an MCP server.
+        Mcp(crate::McpToolAction) = "MCPToolAction",
         /// `browser_navigate`.
         BrowserNavigate(BrowserNavigateAction) = "BrowserNavigateAction",
         /// `browser_click`.

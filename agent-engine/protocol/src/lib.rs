@@ -17,6 +17,7 @@ pub mod api;
 mod browser;
 mod event;
 mod kind;
+mod mcp;
 mod message;
 mod observation;
 mod schema;
@@ -43,6 +44,7 @@ pub use event::{
 pub use message::{
     Content, ImageContent, Message, MessageToolCall, Role, TextContent, ThinkingBlock,
 };
+pub use mcp::{McpToolAction, McpToolObservation};
 pub use observation::{
     CmdOutputMetadata, FileEditorObservation, FinishObservation, Observation,
     TaskTrackerObservation, TerminalObservation, ThinkObservation,

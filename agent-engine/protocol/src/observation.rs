@@ -180,6 +180,8 @@ tagged_enum! {
         Finish(FinishObservation) = "FinishObservation",
         /// Every `browser_*` tool.
         Browser(BrowserObservation) = "BrowserObservation",
+        /// A tool of an MCP server.
+        Mcp(crate::McpToolObservation) = "MCPToolObservation",
     }
 }
 
@@ -193,6 +195,7 @@ impl Observation {
             Self::Think(o) => o.content.clone(),
             Self::Finish(o) => o.content.clone(),
             Self::Browser(o) => o.content.clone(),
+            Self::Mcp(o) => o.content.clone(),
             Self::Unknown(v) => v
                 .get("content")
                 .and_then(|c| serde_json::from_value(c.clone()).ok())
@@ -209,6 +212,7 @@ impl Observation {
             Self::Think(o) => Some(&mut o.content),
             Self::Finish(o) => Some(&mut o.content),
             Self::Browser(o) => Some(&mut o.content),
+            Self::Mcp(o) => Some(&mut o.content),
             Self::Unknown(_) => None,
         }
     }
@@ -222,6 +226,7 @@ impl Observation {
             Self::Think(o) => o.is_error,
             Self::Finish(o) => o.is_error,
             Self::Browser(o) => o.is_error,
+            Self::Mcp(o) => o.is_error,
             Self::Unknown(v) => v.get("is_error").and_then(|e| e.as_bool()).unwrap_or(false),
         }
     }

@@ -487,6 +487,15 @@ pub struct AgentSpec {
     /// The condenser, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condenser: Option<serde_json::Value>,
+    /// MCP servers whose tools the agent gets, in upstream's `{"mcpServers": {name: {...}}}`
+    /// form (stdio `command`/`args`/`env`, or remote `url`/`headers`/`transport`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub mcp_config: Option<serde_json::Value>,
+    /// Only tools whose name matches this regular expression are kept (applied after the MCP
+    /// tools are added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter_tools_regex: Option<String>,
     /// `Agent`.
     #[serde(default = "default_agent_kind")]
     pub kind: String,
@@ -535,6 +544,8 @@ impl AgentSpec {
                 "max_size": 80,
                 "keep_first": 4,
             })),
+            mcp_config: None,
+            filter_tools_regex: None,
             kind: default_agent_kind(),
             extra: Extra::new(),
         }

@@ -111,6 +111,11 @@ impl RuleAnalyzer {
                     action.kind()
                 ),
             },
+            Action::Mcp(_) => RiskAssessment {
+                risk: SecurityRisk::Unknown,
+                rule: "mcp-tool",
+                reason: "an MCP server's tool; no rules judge what it does".to_owned(),
+            },
             Action::Unknown(_) => RiskAssessment {
                 risk: SecurityRisk::Unknown,
                 rule: "unknown-action",
