@@ -177,6 +177,10 @@ tagged_enum! {
         Think(ThinkAction) = "ThinkAction",
         /// `finish`.
         Finish(FinishAction) = "FinishAction",
+        /// `glob`.
+        Glob(crate::GlobAction) = "GlobAction",
+        /// `grep`.
+        Grep(crate::GrepAction) = "GrepAction",
         /// A tool of an MCP server.
         Mcp(crate::McpToolAction) = "MCPToolAction",
         /// `browser_navigate`.

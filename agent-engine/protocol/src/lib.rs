@@ -21,6 +21,7 @@ mod mcp;
 mod message;
 mod observation;
 mod schema;
+mod search;
 mod state;
 pub mod tool_io;
 
@@ -49,6 +50,7 @@ pub use observation::{
     CmdOutputMetadata, FileEditorObservation, FinishObservation, Observation,
     TaskTrackerObservation, TerminalObservation, ThinkObservation,
 };
+pub use search::{GlobAction, GlobObservation, GrepAction, GrepObservation};
 pub use state::{
     AgentSpec, ConfirmationPolicy, ConversationState, ConversationStats, ExecutionStatus,
     LlmConfig, Metrics, ResponseLatency, SecurityRisk, TokenUsage, ToolSpec, WorkspaceSpec,

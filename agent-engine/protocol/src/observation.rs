@@ -180,6 +180,10 @@ tagged_enum! {
         Finish(FinishObservation) = "FinishObservation",
         /// Every `browser_*` tool.
         Browser(BrowserObservation) = "BrowserObservation",
+        /// `glob`.
+        Glob(crate::GlobObservation) = "GlobObservation",
+        /// `grep`.
+        Grep(crate::GrepObservation) = "GrepObservation",
         /// A tool of an MCP server.
         Mcp(crate::McpToolObservation) = "MCPToolObservation",
     }
@@ -195,6 +199,8 @@ impl Observation {
             Self::Think(o) => o.content.clone(),
             Self::Finish(o) => o.content.clone(),
             Self::Browser(o) => o.content.clone(),
+            Self::Glob(o) => o.content.clone(),
+            Self::Grep(o) => o.content.clone(),
             Self::Mcp(o) => o.content.clone(),
             Self::Unknown(v) => v
                 .get("content")
@@ -212,6 +218,8 @@ impl Observation {
             Self::Think(o) => Some(&mut o.content),
             Self::Finish(o) => Some(&mut o.content),
             Self::Browser(o) => Some(&mut o.content),
+            Self::Glob(o) => Some(&mut o.content),
+            Self::Grep(o) => Some(&mut o.content),
             Self::Mcp(o) => Some(&mut o.content),
             Self::Unknown(_) => None,
         }
@@ -226,6 +234,8 @@ impl Observation {
             Self::Think(o) => o.is_error,
             Self::Finish(o) => o.is_error,
             Self::Browser(o) => o.is_error,
+            Self::Glob(o) => o.is_error,
+            Self::Grep(o) => o.is_error,
             Self::Mcp(o) => o.is_error,
             Self::Unknown(v) => v.get("is_error").and_then(|e| e.as_bool()).unwrap_or(false),
         }

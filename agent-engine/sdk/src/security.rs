@@ -75,7 +75,11 @@ impl RuleAnalyzer {
         match action {
             Action::Terminal(t) => terminal(t, &workspace).into(),
             Action::FileEditor(f) => file_editor(f, &workspace),
-            Action::TaskTracker(_) | Action::Think(_) | Action::Finish(_) => RiskAssessment {
+            Action::TaskTracker(_)
+            | Action::Think(_)
+            | Action::Finish(_)
+            | Action::Glob(_)
+            | Action::Grep(_) => RiskAssessment {
                 risk: SecurityRisk::Low,
                 rule: "no-side-effects",
                 reason: format!(
