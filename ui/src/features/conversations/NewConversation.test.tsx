@@ -4,6 +4,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setHostForTests } from "../../host";
 import { createBrowserHost } from "../../host/browser";
 import { useBackends, type Backend } from "../backends/backendStore";
+import { useMcp } from "../settings/mcpStore";
+import { parseDraft } from "../settings/mcpServers";
 import { NewConversation, defaultWorkspace, offersBrowserTools } from "./NewConversation";
 
 const backend: Backend = { id: "local", name: "This server", kind: "local", baseUrl: "http://127.0.0.1:1", key: "k" };
@@ -132,6 +134,51 @@ describe("NewConversation", () => {
       expect(screen.queryByLabelText(/Browser tools/)).toBeNull();
       expect(await startAndReadTools()).toEqual(["terminal", "file_editor", "task_tracker"]);
       expect(offersBrowserTools(undefined)).toBe(true);
+    });
+  });
+
+  describe("MCP servers", () => {
+    afterEach(() => {
+      vi.unstubAllGlobals();
+      act(() => useMcp.setState({ byBackend: {} }));
+    });
+
+    async function startAndReadAgent(): Promise<Record<string, unknown>> {
+      let body: { agent?: Record<string, unknown> } | null = null;
+      vi.stubGlobal("fetch", async (req: Request) => {
+        body = (await req.json()) as typeof body;
+        return new Response(JSON.stringify({ id: "c1" }), { status: 201, headers: { "content-type": "application/json" } });
+      });
+      fireEvent.click(screen.getByRole("button", { name: "Start" }));
+      await waitFor(() => expect(body).not.toBeNull());
+      return body!.agent ?? {};
+    }
+
+    it("go into agent.mcp_config in upstream's form, secrets from the keyring included", async () => {
+      useMcp.setState({ byBackend: {} });
+      const io = parseDraft({ name: "everything", transport: "stdio", command: "node", args: "server.js stdio", env: '{"API_TOKEN": "tok"}', url: "", headers: "" }, []);
+      await useMcp.getState().save("local", io.server, io.kept, null);
+      const web = parseDraft({ name: "web", transport: "http", command: "", args: "", env: "", url: "http://127.0.0.1:3001/mcp", headers: "" }, ["everything"]);
+      await useMcp.getState().save("local", web.server, web.kept, null);
+      // Another backend's servers stay there.
+      await useMcp.getState().save("r-9", parseDraft({ name: "elsewhere", transport: "stdio", command: "x", args: "", env: "", url: "", headers: "" }, []).server, [], null);
+      serverSays({ home_dir: "/home/ann" });
+      renderForm();
+      expect(screen.getByText("MCP servers (from Settings): everything, web")).toBeTruthy();
+      const agent = await startAndReadAgent();
+      expect(agent.mcp_config).toEqual({
+        mcpServers: {
+          everything: { command: "node", args: ["server.js", "stdio"], env: { API_TOKEN: "tok" } },
+          web: { url: "http://127.0.0.1:3001/mcp", transport: "http" },
+        },
+      });
+    });
+
+    it("leave mcp_config out when the backend has none", async () => {
+      useMcp.setState({ byBackend: {} });
+      serverSays({ home_dir: "/home/ann" });
+      renderForm();
+      expect("mcp_config" in (await startAndReadAgent())).toBe(false);
     });
   });
 });

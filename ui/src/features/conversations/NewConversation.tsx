@@ -7,6 +7,7 @@ import { messageOf } from "../../api/errors";
 import { host } from "../../host";
 import { policyFor, type PolicyChoice } from "../approvals/policy";
 import { useBackends, type Backend } from "../backends/backendStore";
+import { useMcpServers, withMcpConfig } from "../settings/mcpStore";
 import { agentFor, useSettings } from "../settings/settingsStore";
 import { useConversationMutations } from "./queries";
 
@@ -63,6 +64,7 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
   const browserOffered = offersBrowserTools(health?.info);
   const [browser, setBrowser] = useState(true);
   const [error, setError] = useState<string | null>(null);
+  const mcp = useMcpServers(backend.id);
   const { create } = useConversationMutations(backend);
 
   async function submit() {
@@ -70,7 +72,9 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
     try {
       const profile = settings.profiles.find((p) => p.id === profileId) ?? null;
       const base = await agentFor(profile, health?.info?.llm_model);
-      const agent = browser && browserOffered ? withBrowserTools(base, health?.info) : base;
+      const tooled = browser && browserOffered ? withBrowserTools(base, health?.info) : base;
+      // The backend's MCP servers from Settings, in upstream's `{"mcpServers": {...}}` form.
+      const agent = await withMcpConfig(tooled, backend.id);
       const info = await create.mutateAsync({
         agent,
         workspace: { kind: "LocalWorkspace", working_dir: folder.trim() },
@@ -149,6 +153,11 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
           <input type="checkbox" checked={browser} onChange={(e) => setBrowser(e.target.checked)} /> Browser tools (the agent can browse the web; you can
           watch and take over)
         </label>
+      )}
+      {mcp.length > 0 && (
+        <p className="hint">
+          MCP servers (from Settings): {mcp.map((s) => s.name).join(", ")}
+        </p>
       )}
       {backend.kind === "local" && (
         <p className="hint">Local mode runs the agent's commands on this machine, in the workspace folder.</p>

@@ -1,25 +1,14 @@
 // Settings: LLM profiles (keys to the keyring, never shown again), defaults for new
-// conversations (confirmation policy, analyzer), backends, appearance.
+// conversations (confirmation policy, analyzer), backends, the active backend's MCP servers,
+// appearance.
 import { useState } from "react";
 import { messageOf } from "../../api/errors";
-import { useKeyringWarning, useKeyringWarningCause } from "../../host";
-import { KeyringWarningText } from "../../shell/KeyringBanner";
 import { useUi, type Theme } from "../../store/ui";
 import { useBackends } from "../backends/backendStore";
 import type { PolicyChoice } from "../approvals/policy";
+import { KeyringWarning } from "./KeyringWarning";
+import { McpServersSection } from "./McpServersSection";
 import { useSettings, type AnalyzerChoice } from "./settingsStore";
-
-/** Where keys are entered: the host's warning when they do not go to a real keyring (the
- * desktop's fallback file, the browser's localStorage). Not dismissible here. */
-function KeyringWarning() {
-  const w = useKeyringWarning();
-  const cause = useKeyringWarningCause();
-  return w ? (
-    <div className="banner warn" role="note">
-      <KeyringWarningText warning={w} cause={cause} />
-    </div>
-  ) : null;
-}
 
 function Profiles() {
   const { profiles, saveProfile, deleteProfile, defaultProfileId, setDefaults } = useSettings();
@@ -206,6 +195,7 @@ export function SettingsDialog() {
         <Profiles />
         <Defaults />
         <Backends />
+        <McpServersSection />
         <section aria-label="Appearance">
           <h3>Appearance</h3>
           <select value={theme} onChange={(e) => setTheme(e.target.value as Theme)} aria-label="Theme">

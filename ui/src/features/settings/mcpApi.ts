@@ -1,0 +1,52 @@
+// `POST /api/mcp/test` on a backend: upstream's route (our server has the same), typed from
+// upstream's generated schemas. The route answers 200 for both outcomes (`ok` true or false);
+// other statuses are errors of the request itself (wrong key, no such route on an old server).
+import createClient from "openapi-fetch";
+import { errorFromStatus, networkError } from "../../api/errors";
+import type { components, paths } from "../../api/generated";
+import type { Backend } from "../backends/backendStore";
+
+export type McpTestRequest = components["schemas"]["MCPTestRequest"];
+export type McpErrorKind = components["schemas"]["MCPTestFailure"]["error_kind"];
+
+/** What a test found: the server's tool names, or why it failed. */
+export type McpTestResult = { ok: true; tools: string[] } | { ok: false; error: string; errorKind: McpErrorKind };
+
+/** Seconds the server waits for the MCP server to start and list its tools (upstream's bound is 120). */
+export const MCP_TEST_TIMEOUT_S = 30;
+
+/**
+ * Reads the route's answer. The generator types `ok` as the strings "true"/"false" (its
+ * discriminator for a boolean const); on the wire it is a boolean, so both are accepted.
+ */
+export function readTestAnswer(body: unknown): McpTestResult {
+  if (typeof body !== "object" || body === null) return { ok: false, error: "The server's answer was not JSON", errorKind: "unknown" };
+  const b = body as { ok?: unknown; tools?: unknown; error?: unknown; error_kind?: unknown };
+  if (b.ok === true || b.ok === "true") {
+    const tools = Array.isArray(b.tools) ? b.tools.filter((t): t is string => typeof t === "string") : [];
+    return { ok: true, tools };
+  }
+  const kind = b.error_kind === "timeout" || b.error_kind === "connection" ? b.error_kind : "unknown";
+  return { ok: false, error: typeof b.error === "string" && b.error ? b.error : "The test failed without a message", errorKind: kind };
+}
+
+/** Asks `backend` to start the server described by `server` and list its tools. */
+export async function testMcpServer(backend: Backend, name: string, server: Record<string, unknown>): Promise<McpTestResult> {
+  const baseUrl = backend.baseUrl;
+  const client = createClient<paths>({
+    baseUrl,
+    headers: backend.key ? { "X-Session-API-Key": backend.key } : {},
+    fetch: async (req: Request) => {
+      try {
+        return await globalThis.fetch(req);
+      } catch (e) {
+        throw networkError(baseUrl, e);
+      }
+    },
+  });
+  // Boundary: `server` is built by testSpec in the shape of _StdioMCPServerSpec/_RemoteMCPServerSpec.
+  const body = { name, server, timeout: MCP_TEST_TIMEOUT_S } as unknown as McpTestRequest;
+  const { data, error, response } = await client.POST("/api/mcp/test", { body });
+  if (!response.ok) throw errorFromStatus(response.status, error, "test the MCP server");
+  return readTestAnswer(data);
+}
