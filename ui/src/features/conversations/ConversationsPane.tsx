@@ -1,5 +1,6 @@
 // Conversations of the active backend: title, status, cost, last activity; search, new,
-// rename (F2 or double-click), delete.
+// rename (F2 or double-click), delete. Sub-agent conversations nest under their parent
+// (collapsible, with a count and their failures shown on it) and a running one can be paused.
 import { useMemo, useState } from "react";
 import { messageOf } from "../../api/errors";
 import { convKey, useLive } from "../../store/live";
@@ -15,6 +16,7 @@ import {
   workspaceDir,
   type ConversationItem,
 } from "./queries";
+import { buildTree, visibleRows, type ConvRow } from "./tree";
 
 function ago(iso: string | undefined): string {
   if (!iso) return "";
@@ -29,15 +31,55 @@ function ago(iso: string | undefined): string {
 
 /** Status and cost of a listed conversation; one whose event stream is connected in this
  * window shows its live values, fresher than the polled list. */
-function ConversationStatus({ item, backendId }: { item: ConversationItem; backendId: string }) {
+function useStatus(item: ConversationItem, backendId: string): { status: string; cost: number } {
   const key = convKey(backendId, item.id);
   const live = useLive((s) => (s.streams[key]?.status === "connected" ? s.timelines[key] : undefined));
-  const status = live?.status ?? item.execution_status ?? "idle";
+  return { status: live?.status ?? item.execution_status ?? "idle", cost: live ? live.usage.cost : conversationCost(item) };
+}
+
+/** The status pill and cost; a running sub-agent also gets a pause button. */
+function ConversationStatus({ row, backendId, onPause }: { row: ConvRow; backendId: string; onPause(): void }) {
+  const { status, cost } = useStatus(row.item, backendId);
   return (
     <>
       <span className={`status-pill small st-${status}`}>{STATUS_LABEL[status] ?? status}</span>
-      <span>{formatCost(live ? live.usage.cost : conversationCost(item))}</span>
+      <span>{formatCost(cost)}</span>
+      {row.depth > 0 && status === "running" && (
+        <button
+          type="button"
+          className="link"
+          aria-label={`Pause ${conversationTitle(row.item)}`}
+          onClick={(e) => {
+            e.stopPropagation();
+            onPause();
+          }}
+        >
+          pause
+        </button>
+      )}
     </>
+  );
+}
+
+/** The parent's control over its children: expand/collapse, how many, and failures among them. */
+function ChildrenToggle({ row, onToggle }: { row: ConvRow; onToggle(): void }) {
+  if (row.childCount === 0) return null;
+  const n = row.childCount;
+  return (
+    <button
+      type="button"
+      className="link conv-children"
+      aria-expanded={row.expanded}
+      aria-label={`${row.expanded ? "Hide" : "Show"} ${n} sub-agent${n === 1 ? "" : "s"}`}
+      onClick={(e) => {
+        e.stopPropagation();
+        onToggle();
+      }}
+    >
+      {row.expanded ? "▾" : "▸"} {n} sub-agent{n === 1 ? "" : "s"}
+      {row.runningBelow > 0 && <span className="st-running"> · {row.runningBelow} running</span>}
+      {row.failedBelow > 0 && <span className="st-error"> · {row.failedBelow} failed</span>}
+    </button>
   );
 }
 
@@ -45,19 +87,18 @@ export function ConversationsPane({ backend }: { backend: Backend | null }) {
   const health = useBackends((s) => (backend ? s.health[backend.id] : undefined));
   const usable = health?.status === "ok";
   const list = useConversations(backend, usable);
-  const { remove, rename } = useConversationMutations(backend);
+  const { remove, rename, pause } = useConversationMutations(backend);
   const current = useUi((s) => s.conversationId);
   const open = useUi((s) => s.openConversation);
   const [query, setQuery] = useState("");
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<{ id: string; title: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Parents the person expanded or collapsed; the others follow visibleRows' default.
+  const [toggled, setToggled] = useState<Record<string, boolean>>({});
 
-  const rows = useMemo(() => {
-    const q = query.trim().toLowerCase();
-    const all = [...(list.data ?? [])].sort((a, b) => (b.updated_at ?? "").localeCompare(a.updated_at ?? ""));
-    return q ? all.filter((c) => `${conversationTitle(c)} ${workspaceDir(c)} ${c.id}`.toLowerCase().includes(q)) : all;
-  }, [list.data, query]);
+  const tree = useMemo(() => buildTree(list.data ?? []), [list.data]);
+  const rows = useMemo(() => visibleRows(tree, { query, current, toggled }), [tree, query, current, toggled]);
 
   if (!backend) return <div className="empty">No backend. Add one in Settings.</div>;
 
@@ -102,63 +143,74 @@ export function ConversationsPane({ backend }: { backend: Backend | null }) {
       {list.error && <div className="error-text">{messageOf(list.error)}</div>}
       {error && <div className="error-text">{error}</div>}
       <ul className="conv-list" role="listbox" aria-label="Conversations">
-        {rows.map((c) => (
-          <li
-            key={c.id}
-            role="option"
-            aria-selected={c.id === current}
-            tabIndex={0}
-            className={c.id === current ? "selected" : ""}
-            onClick={() => open(c.id)}
-            onDoubleClick={() => setEditing({ id: c.id, title: conversationTitle(c) })}
-            onKeyDown={(e) => {
-              if (e.target !== e.currentTarget) return;
-              if (e.key === "Enter") open(c.id);
-              else if (e.key === "F2") setEditing({ id: c.id, title: conversationTitle(c) });
-              else if (e.key === "Delete") del(c);
-              else if (e.key === "ArrowDown") (e.currentTarget.nextElementSibling as HTMLElement | null)?.focus();
-              else if (e.key === "ArrowUp") (e.currentTarget.previousElementSibling as HTMLElement | null)?.focus();
-            }}
-          >
-            {editing?.id === c.id ? (
-              <form
-                onSubmit={(e) => {
-                  e.preventDefault();
-                  const title = editing.title.trim();
-                  if (title) rename.mutate({ id: c.id, title }, { onError: (err) => setError(messageOf(err)) });
-                  setEditing(null);
-                }}
-              >
-                <input
-                  autoFocus
-                  aria-label="Title"
-                  maxLength={200}
-                  value={editing.title}
-                  onChange={(e) => setEditing({ id: c.id, title: e.target.value })}
-                  onBlur={() => setEditing(null)}
-                  onKeyDown={(e) => e.key === "Escape" && setEditing(null)}
-                />
-              </form>
-            ) : (
-              <>
-                <div className="conv-title">{conversationTitle(c)}</div>
-                <div className="conv-meta">
-                  <ConversationStatus item={c} backendId={backend.id} />
-                  <span title={c.updated_at ?? ""}>{ago(c.updated_at ?? c.created_at ?? undefined)}</span>
-                  <span className="conv-actions">
-                    <button type="button" className="link" aria-label="Rename" onClick={(e) => { e.stopPropagation(); setEditing({ id: c.id, title: conversationTitle(c) }); }}>
-                      rename
-                    </button>
-                    <button type="button" className="link danger" aria-label="Delete" onClick={(e) => { e.stopPropagation(); del(c); }}>
-                      delete
-                    </button>
-                  </span>
-                </div>
-                <div className="conv-dir mono" title={workspaceDir(c)}>{workspaceDir(c)}</div>
-              </>
-            )}
-          </li>
-        ))}
+        {rows.map((row) => {
+          const c = row.item;
+          return (
+            <li
+              key={c.id}
+              role="option"
+              aria-selected={c.id === current}
+              tabIndex={0}
+              className={`${c.id === current ? "selected" : ""}${row.depth > 0 ? " conv-child" : ""}`}
+              style={row.depth > 0 ? { paddingLeft: 10 + 16 * row.depth } : undefined}
+              data-parent={row.depth > 0 ? (c.parent_conversation_id ?? undefined) : undefined}
+              onClick={() => open(c.id)}
+              onDoubleClick={() => setEditing({ id: c.id, title: conversationTitle(c) })}
+              onKeyDown={(e) => {
+                if (e.target !== e.currentTarget) return;
+                if (e.key === "Enter") open(c.id);
+                else if (e.key === "F2") setEditing({ id: c.id, title: conversationTitle(c) });
+                else if (e.key === "Delete") del(c);
+                else if (row.childCount > 0 && (e.key === "ArrowRight" || e.key === "ArrowLeft"))
+                  setToggled({ ...toggled, [c.id]: e.key === "ArrowRight" });
+                else if (e.key === "ArrowDown") (e.currentTarget.nextElementSibling as HTMLElement | null)?.focus();
+                else if (e.key === "ArrowUp") (e.currentTarget.previousElementSibling as HTMLElement | null)?.focus();
+              }}
+            >
+              {editing?.id === c.id ? (
+                <form
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    const title = editing.title.trim();
+                    if (title) rename.mutate({ id: c.id, title }, { onError: (err) => setError(messageOf(err)) });
+                    setEditing(null);
+                  }}
+                >
+                  <input
+                    autoFocus
+                    aria-label="Title"
+                    maxLength={200}
+                    value={editing.title}
+                    onChange={(e) => setEditing({ id: c.id, title: e.target.value })}
+                    onBlur={() => setEditing(null)}
+                    onKeyDown={(e) => e.key === "Escape" && setEditing(null)}
+                  />
+                </form>
+              ) : (
+                <>
+                  <div className="conv-title">
+                    {row.depth > 0 && <span className="muted" aria-hidden="true">↳ </span>}
+                    {conversationTitle(c)}
+                  </div>
+                  <div className="conv-meta">
+                    <ConversationStatus row={row} backendId={backend.id} onPause={() => pause.mutate(c.id, { onError: (err) => setError(messageOf(err)) })} />
+                    <ChildrenToggle row={row} onToggle={() => setToggled({ ...toggled, [c.id]: !row.expanded })} />
+                    <span title={c.updated_at ?? ""}>{ago(c.updated_at ?? c.created_at ?? undefined)}</span>
+                    <span className="conv-actions">
+                      <button type="button" className="link" aria-label="Rename" onClick={(e) => { e.stopPropagation(); setEditing({ id: c.id, title: conversationTitle(c) }); }}>
+                        rename
+                      </button>
+                      <button type="button" className="link danger" aria-label="Delete" onClick={(e) => { e.stopPropagation(); del(c); }}>
+                        delete
+                      </button>
+                    </span>
+                  </div>
+                  {row.depth === 0 && <div className="conv-dir mono" title={workspaceDir(c)}>{workspaceDir(c)}</div>}
+                </>
+              )}
+            </li>
+          );
+        })}
         {usable && list.isSuccess && rows.length === 0 && <li className="empty">No conversations{query ? " match" : " yet"}.</li>}
       </ul>
     </div>

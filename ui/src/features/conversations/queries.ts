@@ -46,6 +46,8 @@ export function useConversationMutations(b: Backend | null) {
       onSuccess: invalidate,
     }),
     remove: useMutation({ mutationFn: (id: string) => need().deleteConversation(id), onSuccess: invalidate }),
+    /** Pauses a running conversation (a sub-agent's child too): upstream's pause route. */
+    pause: useMutation({ mutationFn: (id: string) => need().pause(id), onSuccess: invalidate }),
     rename: useMutation({
       mutationFn: ({ id, title }: { id: string; title: string }) => need().renameConversation(id, title),
       onSuccess: invalidate,
