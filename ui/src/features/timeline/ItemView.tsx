@@ -12,6 +12,8 @@ import { AnsiText } from "./AnsiText";
 import { actionArguments, actionHeadline, browserControlText, contentText } from "./describe";
 import { FileDiffView } from "./FileDiffView";
 import { RiskBadge } from "./RiskBadge";
+import { isTaskAction } from "./task";
+import { TaskPrompt, TaskResult } from "./TaskView";
 
 function time(ts: string | undefined): string {
   if (!ts) return "";
@@ -52,6 +54,7 @@ function MessageView({ ev }: { ev: MessageEvent }) {
 function ObservationBody({ ev }: { ev: ObservationEvent }) {
   const obs = ev.observation as Record<string, unknown> & { kind?: string; is_error?: boolean };
   const text = contentText(obs.content);
+  if (obs.kind === "TaskObservation") return <TaskResult obs={obs} />;
   if (obs.kind === "FileEditorObservation" && typeof obs.new_content === "string" && obs.command !== "view") {
     return (
       <FileDiffView
@@ -119,6 +122,7 @@ export function ActionView({ ev, result, pending }: { ev: ActionEvent; result?: 
       {thought && <div className="thought">{thought}</div>}
       <Thinking ev={ev} />
       <code className="headline">{actionHeadline(ev)}</code>
+      {isTaskAction(ev) && <TaskPrompt args={args} />}
       <details className="args">
         <summary>Arguments</summary>
         <pre>{JSON.stringify(args, null, 2)}</pre>

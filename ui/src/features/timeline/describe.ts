@@ -2,6 +2,7 @@
 import type { ActionEvent, WireEvent } from "../../api/types";
 import { messageText, type ActionResult, type TimelineItem } from "../../store/timeline";
 import { stripAnsi } from "./ansi";
+import { isTaskAction, taskHeadline } from "./task";
 
 export function contentText(content: unknown): string {
   if (!Array.isArray(content)) return "";
@@ -29,6 +30,7 @@ export function actionHeadline(ev: ActionEvent): string {
   const a = actionArguments(ev);
   const browser = browserHeadline(ev.tool_name, a);
   if (browser) return browser;
+  if (isTaskAction(ev)) return taskHeadline(a);
   if (typeof a.command === "string" && ev.tool_name === "terminal") return a.command;
   if (typeof a.path === "string") return `${typeof a.command === "string" ? a.command + " " : ""}${a.path}`;
   if (typeof a.message === "string") return a.message;
