@@ -33,6 +33,8 @@ export function readTestAnswer(body: unknown): McpTestResult {
 /** Asks `backend` to start the server described by `server` and list its tools. */
 export async function testMcpServer(backend: Backend, name: string, server: Record<string, unknown>): Promise<McpTestResult> {
   const baseUrl = backend.baseUrl;
+  // A sandbox that is not running has no address yet; a relative URL would reach another server.
+  if (!baseUrl) throw new Error(`${backend.name} is not connected: start it first`);
   const client = createClient<paths>({
     baseUrl,
     headers: backend.key ? { "X-Session-API-Key": backend.key } : {},
