@@ -177,6 +177,8 @@ tagged_enum! {
         Think(ThinkAction) = "ThinkAction",
         /// `finish`.
         Finish(FinishAction) = "FinishAction",
+        /// `task`.
+        Task(crate::TaskAction) = "TaskAction",
         /// `glob`.
         Glob(crate::GlobAction) = "GlobAction",
         /// `grep`.

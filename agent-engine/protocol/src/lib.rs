@@ -23,6 +23,7 @@ mod observation;
 mod schema;
 mod search;
 mod state;
+mod task;
 pub mod tool_io;
 
 pub use action::{
@@ -55,6 +56,7 @@ pub use state::{
     AgentSpec, ConfirmationPolicy, ConversationState, ConversationStats, ExecutionStatus,
     LlmConfig, Metrics, ResponseLatency, SecurityRisk, TokenUsage, ToolSpec, WorkspaceSpec,
 };
+pub use task::{DEFAULT_SUBAGENT, TaskAction, TaskObservation};
 pub use tool_io::{ToolInput, ToolOutput};
 
 /// A JSON object: the unknown fields a type keeps so that they are written back unchanged.

@@ -180,6 +180,8 @@ tagged_enum! {
         Finish(FinishObservation) = "FinishObservation",
         /// Every `browser_*` tool.
         Browser(BrowserObservation) = "BrowserObservation",
+        /// `task`.
+        Task(crate::TaskObservation) = "TaskObservation",
         /// `glob`.
         Glob(crate::GlobObservation) = "GlobObservation",
         /// `grep`.
@@ -199,6 +201,7 @@ impl Observation {
             Self::Think(o) => o.content.clone(),
             Self::Finish(o) => o.content.clone(),
             Self::Browser(o) => o.content.clone(),
+            Self::Task(o) => o.llm_content(),
             Self::Glob(o) => o.content.clone(),
             Self::Grep(o) => o.content.clone(),
             Self::Mcp(o) => o.content.clone(),
@@ -218,6 +221,7 @@ impl Observation {
             Self::Think(o) => Some(&mut o.content),
             Self::Finish(o) => Some(&mut o.content),
             Self::Browser(o) => Some(&mut o.content),
+            Self::Task(o) => Some(&mut o.content),
             Self::Glob(o) => Some(&mut o.content),
             Self::Grep(o) => Some(&mut o.content),
             Self::Mcp(o) => Some(&mut o.content),
@@ -234,6 +238,7 @@ impl Observation {
             Self::Think(o) => o.is_error,
             Self::Finish(o) => o.is_error,
             Self::Browser(o) => o.is_error,
+            Self::Task(o) => o.is_error,
             Self::Glob(o) => o.is_error,
             Self::Grep(o) => o.is_error,
             Self::Mcp(o) => o.is_error,
