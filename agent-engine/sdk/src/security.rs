@@ -120,6 +120,12 @@ impl RuleAnalyzer {
                 rule: "mcp-tool",
                 reason: "an MCP server's tool; no rules judge what it does".to_owned(),
             },
+            // The sub-agent's own actions are judged by its own (inherited) policy.
+            Action::Task(_) => RiskAssessment {
+                risk: SecurityRisk::Low,
+                rule: "sub-agent",
+                reason: "a sub-agent's actions are each checked as they come".to_owned(),
+            },
             Action::Unknown(_) => RiskAssessment {
                 risk: SecurityRisk::Unknown,
                 rule: "unknown-action",
