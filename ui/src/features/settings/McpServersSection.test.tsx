@@ -142,6 +142,6 @@ describe("McpServersSection", () => {
     fill("MCP server name", "x");
     fill("Command", "x");
     fireEvent.click(screen.getByRole("button", { name: "Test" }));
-    await waitFor(() => expect(screen.getByRole("alert").textContent).toContain("Not found (test the MCP server)"));
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toContain("This backend has no MCP test route"));
   });
 });

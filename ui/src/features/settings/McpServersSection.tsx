@@ -70,7 +70,7 @@ async function runTest(backend: Backend, server: McpServer, secrets: Parameters<
     set({ status: "done", result: await testMcpServer(backend, server.name, testSpec(server, secrets)) });
   } catch (e) {
     const noRoute = e instanceof ApiError && e.kind === "not_found";
-    set({ status: "failed", message: noRoute ? `This backend cannot test MCP servers (${e.message}); it may be an older server.` : messageOf(e) });
+    set({ status: "failed", message: noRoute ? "This backend has no MCP test route (POST /api/mcp/test answered 404); it may be an older server." : messageOf(e) });
   }
 }
 
@@ -188,30 +188,32 @@ function ServerRow({ backend, server, onEdit }: { backend: Backend; server: McpS
             {secrets} secret{secrets === 1 ? "" : "s"} in keyring
           </span>
         )}
-        <button
-          type="button"
-          className="link"
-          disabled={test?.status === "testing"}
-          onClick={() => {
-            setError(null);
-            void loadSecrets(backend.id, server).then((sec) => runTest(backend, server, sec, setTest));
-          }}
-        >
-          test
-        </button>
-        <button type="button" className="link" onClick={onEdit}>
-          edit
-        </button>
-        <button
-          type="button"
-          className="link danger"
-          onClick={() => {
-            setError(null);
-            remove(backend.id, server.name).catch((err: unknown) => setError(messageOf(err)));
-          }}
-        >
-          remove
-        </button>
+        <span className="mcp-actions">
+          <button
+            type="button"
+            className="link"
+            disabled={test?.status === "testing"}
+            onClick={() => {
+              setError(null);
+              void loadSecrets(backend.id, server).then((sec) => runTest(backend, server, sec, setTest));
+            }}
+          >
+            test
+          </button>
+          <button type="button" className="link" onClick={onEdit}>
+            edit
+          </button>
+          <button
+            type="button"
+            className="link danger"
+            onClick={() => {
+              setError(null);
+              remove(backend.id, server.name).catch((err: unknown) => setError(messageOf(err)));
+            }}
+          >
+            remove
+          </button>
+        </span>
       </div>
       {error && <div className="error-text">{error}</div>}
       {test && <McpTestResultView state={test} />}
