@@ -17,6 +17,7 @@
 
 mod actions;
 mod browser;
+mod catalog;
 mod config;
 pub mod definitions;
 mod engine;
@@ -30,6 +31,7 @@ mod tools;
 
 pub use actions::Outcome;
 pub use browser::{Browser, FrameWatch, HandBack};
+pub use catalog::{BrowserSlot, register};
 pub use config::BrowserConfig;
 pub use error::BrowserError;
 pub use state::Frame;

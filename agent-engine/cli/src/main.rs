@@ -219,10 +219,8 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 options.max_budget_per_task = Some(b);
             }
             warn_local(&workspace, demo.is_some());
-            let (runtime, chromium) = runtime_for(
-                llm_client,
-                browser.then(|| browser_place(&store, &id, &workspace)),
-            )?;
+            let (runtime, chromium) =
+                runtime_for(llm_client, &options.agent, &store, &id, &workspace).await?;
             let handle = Conversation::create(&store, options, runtime).await?;
             eprintln!("· conversation {}", handle.id());
             let outcome = drive::follow(&handle, Some(task)).await?;
@@ -255,15 +253,8 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             let (config, demo) = llm_for(&llm, &settings, Some(&state.agent.llm))?;
             let llm_client = client(&config)?;
             warn_local(&workspace, demo.is_some());
-            let wants_browser = state
-                .agent
-                .tools
-                .iter()
-                .any(|t| t.name == "browser_tool_set" || t.name == "BrowserToolSet");
-            let (runtime, chromium) = runtime_for(
-                llm_client,
-                wants_browser.then(|| browser_place(&store, &id, &workspace)),
-            )?;
+            let (runtime, chromium) =
+                runtime_for(llm_client, &state.agent, &store, &id, &workspace).await?;
             let (handle, warnings) = Conversation::open(&store, &id, runtime).await?;
             for w in warnings {
                 eprintln!("warning: {w}");
@@ -342,30 +333,25 @@ fn browser_specs() -> [tandem_protocol::ToolSpec; 1] {
     }]
 }
 
-/// Where conversation `id`'s browser keeps its profile and recordings.
-fn browser_place(
+/// The tools of `spec` for conversation `id`, made through the server's catalog as `tandem
+/// serve` makes them, and the browser they opened, if any (the caller closes it at the end).
+async fn runtime_for(
+    llm: Arc<dyn Llm>,
+    spec: &AgentSpec,
     store: &ConversationStore,
     id: &str,
     workspace: &std::path::Path,
-) -> Result<tandem_browser::BrowserConfig> {
-    let dir = store.dir_for(id)?;
-    Ok(tandem_browser::BrowserConfig::for_conversation(
-        dir,
-        workspace.to_owned(),
-    ))
-}
-
-/// The default tools, and the browser's when `browser` says where it lives.
-fn runtime_for(
-    llm: Arc<dyn Llm>,
-    browser: Option<Result<tandem_browser::BrowserConfig>>,
 ) -> Result<(Runtime, Option<tandem_browser::Browser>)> {
-    let mut tools = tandem_tools::default_tools(None);
-    let browser = browser.transpose()?.map(tandem_browser::Browser::new);
-    if let Some(b) = &browser {
-        tools.extend(tandem_browser::browser_tool_set(b));
-    }
-    Ok((Runtime { llm, tools }, browser))
+    let slot = tandem_browser::BrowserSlot::new();
+    let mut env = tandem_sdk::ToolEnv::new(workspace);
+    env.conversation_id = id.to_owned();
+    env.conversation_dir = Some(store.dir_for(id)?);
+    env.llm = Some(Arc::clone(&llm));
+    let env = env.with(slot.clone());
+    let tools = tandem_tools::resolve_tools(spec, &tandem_server::tool_catalog(), env)
+        .await
+        .map_err(|e| anyhow::anyhow!("the agent's {}: {e}", e.path.join(".")))?;
+    Ok((Runtime { llm, tools }, slot.get()))
 }
 
 fn warn_local(workspace: &std::path::Path, demo: bool) {

@@ -40,4 +40,7 @@ pub use secrets::{Masker, SECRET_MASK, SecretRegistry, SecretSource};
 pub use security::{RiskAssessment, RuleAnalyzer, lexical_normalize};
 pub use stuck::{StuckDetector, StuckReason};
 pub use title::generate_title;
-pub use tool::{Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolRegistry, TypedTool};
+pub use tool::{
+    FnTool, MadeTools, Tool, ToolAnnotations, ToolCatalog, ToolContext, ToolDefinition, ToolEnv,
+    ToolRegistry, TypedTool,
+};

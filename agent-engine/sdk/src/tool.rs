@@ -15,6 +15,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::secrets::Masker;
 
+mod catalog;
+mod custom;
+
+pub use catalog::{MadeTools, ToolCatalog, ToolEnv};
+pub use custom::FnTool;
+
 /// Hints about a tool's effects (MCP tool annotations, as upstream reports them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ToolAnnotations {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tandem_protocol::LlmConfig;
+use tandem_sdk::ToolCatalog;
 
 use crate::profiles::{KeySource, ProfileStore};
 
@@ -48,6 +49,10 @@ pub struct ServerConfig {
     /// `host:port` of the VNC server showing this machine's desktop (`TANDEM_VNC_ADDR`, set in
     /// the sandbox); `None`: the server has no desktop and `/sockets/vnc/{id}` refuses.
     pub vnc_addr: Option<String>,
+    /// The tools an agent spec may name ([`tool_catalog`](crate::tool_catalog): the built-ins
+    /// and the browser); a program embedding the server registers its own tools here, and a
+    /// spec sent over the network names them like any other.
+    pub tools: ToolCatalog,
 }
 
 impl ServerConfig {
@@ -72,6 +77,7 @@ impl ServerConfig {
             max_upload_bytes: 512 * 1024 * 1024,
             terminal_soft_timeout: None,
             vnc_addr: None,
+            tools: crate::tool_catalog(),
         }
     }
 

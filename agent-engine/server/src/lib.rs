@@ -50,6 +50,15 @@ pub use info::{Redact, redact_agent};
 
 use crate::bash::BashService;
 use crate::registry::Registry;
+
+/// Every tool this server can give an agent, by the name an agent spec uses: the engine's
+/// built-ins ([`tandem_tools::catalog`]) and the browser's ([`tandem_browser::register`]).
+/// [`ServerConfig::tools`] starts as this; `tandem run` resolves its specs through it too.
+pub fn tool_catalog() -> tandem_sdk::ToolCatalog {
+    let mut catalog = tandem_tools::catalog();
+    tandem_browser::register(&mut catalog);
+    catalog
+}
 use crate::secrets::SecretStore;
 
 /// Shared state of every handler. Cheap to clone.

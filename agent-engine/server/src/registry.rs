@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tandem_browser::{Browser, BrowserConfig};
+use tandem_browser::{Browser, BrowserSlot};
 use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
 use tandem_protocol::{
     AgentSpec, ConversationInfo, ConversationState, ExecutionStatus, LlmConfig,
@@ -19,7 +19,7 @@ use tandem_protocol::{
 };
 use tandem_sdk::{
     Conversation, ConversationHandle, ConversationMeta, ConversationOptions, ConversationStore,
-    Runtime, SecretSource, Tool,
+    Runtime, SecretSource, Tool, ToolEnv,
 };
 use tandem_tools::terminal::TerminalTool;
 use tokio_util::sync::CancellationToken;
@@ -184,9 +184,14 @@ impl Registry {
         };
         let (llm, has_key) = build_llm(&state.agent.llm, &self.config, false)?;
         let workspace = PathBuf::from(&state.workspace.working_dir);
-        let place = || BrowserConfig::for_conversation(dir.clone(), workspace.clone());
-        let set = build_tools(&state.agent, &self.config, &place)
-            .unwrap_or_else(|_| default_tool_set(&self.config));
+        let env = tool_env(id, &dir, &workspace, &llm);
+        let set = match build_tools(&state.agent, &self.config, env.clone()).await {
+            Ok(set) => set,
+            Err(e) => {
+                tracing::warn!(conversation = %id, "its tools cannot be made ({e}); it opens with the default tools");
+                default_tool_set(&self.config, env).await
+            }
+        };
         let runtime = Runtime {
             llm: Arc::clone(&llm),
             tools: set.tools.clone(),
@@ -283,8 +288,12 @@ impl Registry {
             ));
         }
         let dir = self.store.dir_for(&id)?;
-        let place = || BrowserConfig::for_conversation(dir.clone(), workspace.clone());
-        let set = build_tools(&req.agent, &self.config, &place)?;
+        let set = build_tools(
+            &req.agent,
+            &self.config,
+            tool_env(&id, &dir, &workspace, &llm),
+        )
+        .await?;
         let mut options = ConversationOptions::new(req.agent.clone(), workspace);
         options.id = Some(id.clone());
         if let Some(p) = req.confirmation_policy.clone() {
@@ -526,6 +535,15 @@ fn resolve_profile(config: &LlmConfig, profiles: &BTreeMap<String, LlmConfig>) -
     }
 }
 
+/// What the tools of conversation `id` are made with.
+fn tool_env(id: &str, dir: &Path, workspace: &Path, llm: &Arc<dyn Llm>) -> ToolEnv {
+    let mut env = ToolEnv::new(workspace);
+    env.conversation_id = id.to_owned();
+    env.conversation_dir = Some(dir.to_owned());
+    env.llm = Some(Arc::clone(llm));
+    env
+}
+
 /// An LLM that cannot be used; every call fails with the reason.
 struct UnavailableLlm {
     config: LlmConfig,
@@ -558,81 +576,34 @@ pub struct ToolSet {
     pub browser: Option<Browser>,
 }
 
-/// The tools an agent spec names; `place` says where a browser would keep its profile.
-/// Unknown names are a 422 naming the entry.
-pub fn build_tools(
-    spec: &AgentSpec,
-    server: &ServerConfig,
-    place: &dyn Fn() -> BrowserConfig,
-) -> Result<ToolSet> {
+/// The tools an agent spec names, made through the server's catalog in `env` (the
+/// conversation's workspace, directory and LLM); the server's terminal and browser slot are
+/// put into it, so the PTY socket and the live view reach the tools' own. An unknown name or
+/// refused params are a 422 naming the entry.
+pub async fn build_tools(spec: &AgentSpec, server: &ServerConfig, env: ToolEnv) -> Result<ToolSet> {
     let terminal = Arc::new(match server.terminal_soft_timeout {
         Some(t) => TerminalTool::new().with_soft_timeout(t),
         None => TerminalTool::new(),
     });
-    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-    let mut browser: Option<Browser> = None;
-    let mut add = |name: &str, tools: &mut Vec<Arc<dyn Tool>>| -> bool {
-        if tools.iter().any(|t| t.definition().name == name) {
-            return true;
-        }
-        let tool: Arc<dyn Tool> = match name {
-            "terminal" | "TerminalTool" | "BashTool" => Arc::clone(&terminal) as Arc<dyn Tool>,
-            "file_editor" | "FileEditorTool" => Arc::new(tandem_tools::FileEditorTool::new()),
-            "task_tracker" | "TaskTrackerTool" => Arc::new(tandem_tools::TaskTrackerTool::new()),
-            "finish" | "FinishTool" => Arc::new(tandem_tools::FinishTool::new()),
-            "think" | "ThinkTool" => Arc::new(tandem_tools::ThinkTool::new()),
-            "browser_tool_set" | "BrowserToolSet" => {
-                let b = browser.get_or_insert_with(|| Browser::new(place()));
-                tools.extend(tandem_browser::browser_tool_set(b));
-                return true;
-            }
-            // Tandem's own: asked for by name beside the set, so upstream clients that ask
-            // only for browser_tool_set see exactly upstream's tools.
-            "browser_request_handoff" | "BrowserRequestHandoffTool" => {
-                let b = browser.get_or_insert_with(|| Browser::new(place()));
-                tandem_browser::request_handoff_tool(b)
-            }
-            _ => return false,
-        };
-        tools.push(tool);
-        true
-    };
-    for (i, t) in spec.tools.iter().enumerate() {
-        if !add(&t.name, &mut tools) {
-            let idx = i.to_string();
-            return Err(ApiError::field(
-                &["body", "agent", "tools", &idx, "name"],
-                "value_error",
-                format!(
-                    "unknown tool `{}`; this server has terminal, file_editor, task_tracker, finish, think, browser_tool_set and browser_request_handoff",
-                    t.name
-                ),
-                Value::from(t.name.as_str()),
-            ));
-        }
-    }
-    for (i, name) in spec.include_default_tools.iter().enumerate() {
-        if !add(name, &mut tools) {
-            let idx = i.to_string();
-            return Err(ApiError::field(
-                &["body", "agent", "include_default_tools", &idx],
-                "value_error",
-                format!("unknown built-in tool `{name}`"),
-                Value::from(name.as_str()),
-            ));
-        }
-    }
+    let slot = BrowserSlot::new();
+    let env = env.with(Arc::clone(&terminal)).with(slot.clone());
+    let tools = tandem_tools::resolve_tools(spec, &server.tools, env)
+        .await
+        .map_err(|e| {
+            let mut loc = vec!["body", "agent"];
+            loc.extend(e.path.iter().map(String::as_str));
+            ApiError::field(&loc, "value_error", e.message, e.value)
+        })?;
     Ok(ToolSet {
         tools,
         terminal,
-        browser,
+        browser: slot.get(),
     })
 }
 
-fn default_tool_set(server: &ServerConfig) -> ToolSet {
+async fn default_tool_set(server: &ServerConfig, env: ToolEnv) -> ToolSet {
     let spec = AgentSpec::default_for(LlmConfig::new("none"));
-    let nowhere = || BrowserConfig::for_conversation(PathBuf::new(), PathBuf::new());
-    match build_tools(&spec, server, &nowhere) {
+    match build_tools(&spec, server, env).await {
         Ok(t) => t,
         Err(_) => ToolSet {
             tools: Vec::new(),

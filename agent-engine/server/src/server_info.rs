@@ -21,11 +21,13 @@ pub async fn ready() -> Json<StatusResponse> {
     })
 }
 
-/// The tools this server can give an agent (the browser's as upstream names its tool set).
-pub fn tool_names() -> Vec<String> {
-    tandem_tools::tool_names()
+/// The tools this server can give an agent: the names its catalog knows.
+pub fn tool_names(state: &AppState) -> Vec<String> {
+    state
+        .config
+        .tools
+        .names()
         .into_iter()
-        .chain(["browser_tool_set", "browser_request_handoff"])
         .map(str::to_owned)
         .collect()
 }
@@ -59,7 +61,7 @@ pub async fn info(State(state): State<AppState>, headers: HeaderMap) -> Json<Ser
         build_git_sha: option_env!("TANDEM_GIT_SHA").unwrap_or("unknown").into(),
         build_git_ref: option_env!("TANDEM_GIT_REF").unwrap_or("unknown").into(),
         python_version: format!("n/a (Rust, tandem-server {})", env!("CARGO_PKG_VERSION")),
-        usable_tools: tool_names(),
+        usable_tools: tool_names(&state),
         runtime_idle_timeout_seconds: Some(state.config.idle_ttl.as_secs()),
         conversation_runtime: "local".into(),
         available_conversation_runtimes: Vec::new(),
@@ -83,6 +85,6 @@ pub async fn info(State(state): State<AppState>, headers: HeaderMap) -> Json<Ser
 }
 
 /// `GET /api/tools/`.
-pub async fn tools() -> Json<Vec<String>> {
-    Json(tool_names())
+pub async fn tools(State(state): State<AppState>) -> Json<Vec<String>> {
+    Json(tool_names(&state))
 }

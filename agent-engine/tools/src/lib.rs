@@ -6,16 +6,19 @@
 //! which the model's arguments are parsed, so the executor receives typed input.
 //!
 //! Depends on `tandem-sdk` (the [`Tool`] trait) and `tandem-protocol`; never
-//! on servers or the desktop host. Entry point: [`default_tools`], the preset the default agent
-//! runs with (`terminal`, `file_editor`, `task_tracker`, `finish`, `think`, in that order).
+//! on servers or the desktop host. Entry points: [`catalog`], every built-in tool by the name an
+//! agent spec gives it, and [`resolve_tools`], which makes a spec's tools through a catalog (the
+//! same way in `tandem run`, the server and the desktop); [`default_tools`] is the preset the
+//! default agent runs with (`terminal`, `file_editor`, `task_tracker`, `finish`, `think`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tandem_sdk::Tool;
+use tandem_sdk::{Tool, ToolCatalog, ToolEnv};
 
 pub mod file_editor;
 pub mod finish;
+mod resolve;
 mod stateless;
 pub mod task_tracker;
 pub mod terminal;
@@ -23,6 +26,7 @@ pub mod think;
 
 pub use file_editor::FileEditorTool;
 pub use finish::FinishTool;
+pub use resolve::{ResolveError, resolve_tools};
 pub use stateless::{Stateless, StatelessTool};
 pub use task_tracker::TaskTrackerTool;
 pub use think::ThinkTool;
@@ -44,6 +48,34 @@ pub fn default_tools(terminal_soft_timeout: Option<Duration>) -> Vec<Arc<dyn Too
         Arc::new(FinishTool::new()),
         Arc::new(ThinkTool::new()),
     ]
+}
+
+/// Every built-in tool by the names an agent spec may give it: the canonical (upstream's spec
+/// name) first, then upstream's class names as aliases. The terminal is the host's shared one
+/// when the [`ToolEnv`] carries an `Arc<TerminalTool>` (the server's, which its PTY socket
+/// attaches to), else a fresh one.
+pub fn catalog() -> ToolCatalog {
+    let mut c = ToolCatalog::new();
+    c.register_tool(
+        &[terminal::TOOL_NAME, "TerminalTool", "BashTool"],
+        |_, env: &ToolEnv| {
+            let shared = env.get::<Arc<terminal::TerminalTool>>();
+            Ok(shared.unwrap_or_else(|| Arc::new(terminal::TerminalTool::new())) as Arc<dyn Tool>)
+        },
+    );
+    c.register_tool(&[file_editor::NAME, "FileEditorTool"], |_, _| {
+        Ok(Arc::new(FileEditorTool::new()))
+    });
+    c.register_tool(&[task_tracker::NAME, "TaskTrackerTool"], |_, _| {
+        Ok(Arc::new(TaskTrackerTool::new()))
+    });
+    c.register_tool(&[finish::NAME, "FinishTool"], |_, _| {
+        Ok(Arc::new(FinishTool::new()))
+    });
+    c.register_tool(&[think::NAME, "ThinkTool"], |_, _| {
+        Ok(Arc::new(ThinkTool::new()))
+    });
+    c
 }
 
 /// The names of [`default_tools`], in the same order.

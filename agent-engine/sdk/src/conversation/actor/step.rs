@@ -344,6 +344,9 @@ impl Actor {
         }
         if let Some(content) = observation.content_mut() {
             self.masker.mask_content(content);
+        } else if let Observation::Unknown(raw) = &mut observation {
+            // A custom tool's observation: every string in it may carry a secret.
+            self.masker.mask_json(raw);
         }
         let finished = matches!(action.action, Some(Action::Finish(_)));
         self.emit(Event::Observation(ObservationEvent {
