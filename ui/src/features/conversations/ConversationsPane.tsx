@@ -17,6 +17,7 @@ import {
   type ConversationItem,
 } from "./queries";
 import { buildTree, visibleRows, type ConvRow } from "./tree";
+import "./conversations.css";
 
 function ago(iso: string | undefined): string {
   if (!iso) return "";
@@ -152,7 +153,7 @@ export function ConversationsPane({ backend }: { backend: Backend | null }) {
               aria-selected={c.id === current}
               tabIndex={0}
               className={`${c.id === current ? "selected" : ""}${row.depth > 0 ? " conv-child" : ""}`}
-              style={row.depth > 0 ? { paddingLeft: 10 + 16 * row.depth } : undefined}
+              style={row.depth > 0 ? { paddingLeft: 10 + 14 * row.depth } : undefined}
               data-parent={row.depth > 0 ? (c.parent_conversation_id ?? undefined) : undefined}
               onClick={() => open(c.id)}
               onDoubleClick={() => setEditing({ id: c.id, title: conversationTitle(c) })}
@@ -194,7 +195,6 @@ export function ConversationsPane({ backend }: { backend: Backend | null }) {
                   </div>
                   <div className="conv-meta">
                     <ConversationStatus row={row} backendId={backend.id} onPause={() => pause.mutate(c.id, { onError: (err) => setError(messageOf(err)) })} />
-                    <ChildrenToggle row={row} onToggle={() => setToggled({ ...toggled, [c.id]: !row.expanded })} />
                     <span title={c.updated_at ?? ""}>{ago(c.updated_at ?? c.created_at ?? undefined)}</span>
                     <span className="conv-actions">
                       <button type="button" className="link" aria-label="Rename" onClick={(e) => { e.stopPropagation(); setEditing({ id: c.id, title: conversationTitle(c) }); }}>
@@ -206,6 +206,7 @@ export function ConversationsPane({ backend }: { backend: Backend | null }) {
                     </span>
                   </div>
                   {row.depth === 0 && <div className="conv-dir mono" title={workspaceDir(c)}>{workspaceDir(c)}</div>}
+                  <ChildrenToggle row={row} onToggle={() => setToggled({ ...toggled, [c.id]: !row.expanded })} />
                 </>
               )}
             </li>
