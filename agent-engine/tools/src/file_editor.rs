@@ -17,7 +17,7 @@ pub mod definition;
 mod edit;
 mod error;
 mod history;
-mod paths;
+pub(crate) mod paths;
 mod text;
 mod view;
 

@@ -18,11 +18,14 @@ use tandem_sdk::{Tool, ToolCatalog, ToolEnv};
 
 pub mod file_editor;
 pub mod finish;
+pub mod glob;
+pub mod grep;
 mod resolve;
 mod stateless;
 pub mod task_tracker;
 pub mod terminal;
 pub mod think;
+mod walk;
 
 pub use file_editor::FileEditorTool;
 pub use finish::FinishTool;
@@ -74,6 +77,12 @@ pub fn catalog() -> ToolCatalog {
     });
     c.register_tool(&[think::NAME, "ThinkTool"], |_, _| {
         Ok(Arc::new(ThinkTool::new()))
+    });
+    c.register_tool(&[glob::NAME, "GlobTool"], |_, env: &ToolEnv| {
+        Ok(Arc::new(glob::GlobTool::new(&env.working_dir)))
+    });
+    c.register_tool(&[grep::NAME, "GrepTool"], |_, env: &ToolEnv| {
+        Ok(Arc::new(grep::GrepTool::new(&env.working_dir)))
     });
     c
 }

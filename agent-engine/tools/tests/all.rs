@@ -4,6 +4,7 @@
 
 mod definitions;
 mod file_editor;
+mod search;
 mod task_tracker;
 mod terminal;
 mod think_finish;

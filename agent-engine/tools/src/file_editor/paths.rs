@@ -45,7 +45,7 @@ pub fn resolve_in_workspace(given: &str, root: &Path) -> Result<PathBuf, EditorE
 }
 
 /// Follows symbolic links in the existing prefix of an absolute `path` and applies `..`.
-fn resolve(path: &Path) -> Result<PathBuf, String> {
+pub(crate) fn resolve(path: &Path) -> Result<PathBuf, String> {
     let mut resolved = PathBuf::from("/");
     for component in path.components() {
         match component {
