@@ -40,6 +40,32 @@ if ! "$TANDEM_PY_VENV/bin/python" -c 'import openai, anthropic, sys; sys.exit(0 
 fi
 # --- end Python SDKs ---
 
+# --- MCP servers for the MCP client's tests (tandem-mcp, tandem-e2e tests/mcp*.rs, benches/mcp.rs) ---
+# The reference servers from npm, pinned, in a cache outside the repo; tests run them with
+# `node <cache>/node_modules/@modelcontextprotocol/<server>/dist/index.js` (never `npx -y`, which
+# would download at test time). Tests find the cache through TANDEM_MCP_SERVERS or this default.
+TANDEM_MCP_SERVERS="${TANDEM_MCP_SERVERS:-$HOME/.cache/tandem/mcp-servers}"
+MCP_SERVERS=("@modelcontextprotocol/server-everything@2026.8.31" "@modelcontextprotocol/server-filesystem@2026.8.31")
+mcp_installed() {
+  local spec name version
+  for spec in "${MCP_SERVERS[@]}"; do
+    name="${spec%@*}"
+    version="${spec##*@}"
+    grep -q "\"version\": \"$version\"" "$TANDEM_MCP_SERVERS/node_modules/$name/package.json" 2>/dev/null || return 1
+  done
+}
+if ! mcp_installed; then
+  if ! command -v npm >/dev/null; then
+    echo "error: npm is not installed; the MCP test servers need node >= 20 with npm" >&2
+    exit 1
+  fi
+  echo "== npm install ${MCP_SERVERS[*]} into $TANDEM_MCP_SERVERS"
+  mkdir -p "$TANDEM_MCP_SERVERS"
+  [ -f "$TANDEM_MCP_SERVERS/package.json" ] || echo '{"name": "tandem-mcp-servers", "private": true}' > "$TANDEM_MCP_SERVERS/package.json"
+  npm install --prefix "$TANDEM_MCP_SERVERS" --no-audit --no-fund --save-exact "${MCP_SERVERS[@]}"
+fi
+# --- end MCP servers ---
+
 # --- OpenHands compatibility peers (tandem-e2e compat tests and server benchmarks) ---
 # The official OpenHands client and the upstream agent server 1.58.2 from PyPI, plus the openai
 # client, in a Python 3.12 venv (every 1.x release needs Python >= 3.12; pyenv has 3.12.1).

@@ -39,6 +39,8 @@ echo "== Docker daemon and the sandbox image (the sandbox tests run conversation
 source scripts/docker.sh
 "$TANDEM_BIN" sandbox build > /dev/null
 export TANDEM_REQUIRE_DOCKER=1
+# The MCP tests fail, not skip, without the npm MCP servers scripts/setup.sh installs.
+export TANDEM_REQUIRE_MCP=1
 
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast
