@@ -18,6 +18,7 @@ pub mod remote;
 mod secrets;
 mod security;
 mod stuck;
+pub mod subagent;
 pub mod title;
 mod tool;
 
@@ -39,6 +40,7 @@ pub use remote::{RemoteConversation, RemoteConversationOptions, RemoteError, Rem
 pub use secrets::{Masker, SECRET_MASK, SecretRegistry, SecretSource};
 pub use security::{RiskAssessment, RuleAnalyzer, lexical_normalize};
 pub use stuck::{StuckDetector, StuckReason};
+pub use subagent::{LocalSubAgents, SubAgentType, SubAgents, TaskReport, TaskRequest};
 pub use title::generate_title;
 pub use tool::{
     FnTool, MadeTools, Tool, ToolAnnotations, ToolCatalog, ToolContext, ToolDefinition, ToolEnv,

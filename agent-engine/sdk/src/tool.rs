@@ -117,6 +117,19 @@ pub trait Tool: Send + Sync {
 
     /// Releases what the tool holds (the terminal's shell) when the conversation closes.
     fn close(&self) {}
+
+    /// Whether calls of this tool may run at the same time as the other parallel-safe calls
+    /// of the same LLM response (sub-agent tasks): they then run together, their
+    /// observations still recorded in call order.
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    /// Whether a pause of the conversation cancels a running call (a sub-agent, which could
+    /// run for long, is paused with its parent) instead of letting it finish.
+    fn stops_on_pause(&self) -> bool {
+        false
+    }
 }
 
 /// A tool whose input is one action struct and whose result is one observation struct.
@@ -148,6 +161,16 @@ pub trait TypedTool: Send + Sync {
 
     /// Releases what the tool holds when the conversation closes.
     fn close(&self) {}
+
+    /// See [`Tool::parallel_safe`].
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    /// See [`Tool::stops_on_pause`].
+    fn stops_on_pause(&self) -> bool {
+        false
+    }
 }
 
 impl<T: TypedTool> Tool for T {
@@ -175,6 +198,14 @@ impl<T: TypedTool> Tool for T {
 
     fn close(&self) {
         TypedTool::close(self);
+    }
+
+    fn parallel_safe(&self) -> bool {
+        TypedTool::parallel_safe(self)
+    }
+
+    fn stops_on_pause(&self) -> bool {
+        TypedTool::stops_on_pause(self)
     }
 }
 

@@ -42,15 +42,18 @@ pub const RESTART_ERROR: &str = "A restart occurred while this tool was in progr
 
 /// Result of the slow part of a step.
 enum Phase {
-    Llm(std::result::Result<LlmResponse, LlmError>),
+    Llm(std::result::Result<Box<LlmResponse>, LlmError>),
     Condense(Result<Condensation>),
-    Tool(Box<ActionEvent>, Observation),
+    /// The observations of the tool calls that ran together, in call order.
+    Tools(Vec<(ActionEvent, Observation)>),
 }
 
 struct InFlight {
     cancel: CancellationToken,
     future: BoxFuture<'static, Phase>,
     is_llm: bool,
+    /// A pause cancels it (sub-agents pause with their parent).
+    stops_on_pause: bool,
 }
 
 struct Actor {

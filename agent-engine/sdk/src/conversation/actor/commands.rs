@@ -37,6 +37,10 @@ impl Actor {
             Command::Pause { reply } => {
                 if self.active {
                     self.pause_requested = true;
+                    if let Some(f) = self.inflight.as_ref().filter(|f| f.stops_on_pause) {
+                        // Its observation still arrives, saying where it stopped.
+                        f.cancel.cancel();
+                    }
                     let leaf = self.leaf();
                     self.emit(Event::Pause(PauseEvent::new(Source::User, leaf)));
                     self.set_status(ExecutionStatus::Paused);

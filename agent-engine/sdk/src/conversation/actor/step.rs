@@ -26,7 +26,7 @@ impl Actor {
             return;
         }
         if let Some(action) = self.queue.pop_front() {
-            self.start_tool(action).await;
+            self.start_tools(action).await;
             return;
         }
         if !self.awaiting.is_empty() {
@@ -119,6 +119,7 @@ impl Actor {
             cancel,
             future,
             is_llm: true,
+            stops_on_pause: false,
         });
     }
 
@@ -162,11 +163,13 @@ impl Actor {
         let cancel = CancellationToken::new();
         let llm = self.llm.clone();
         let token = cancel.clone();
-        let future = async move { Phase::Llm(llm.completion(request, token).await) }.boxed();
+        let future =
+            async move { Phase::Llm(llm.completion(request, token).await.map(Box::new)) }.boxed();
         self.inflight = Some(InFlight {
             cancel,
             future,
             is_llm: true,
+            stops_on_pause: false,
         });
     }
 
@@ -188,44 +191,64 @@ impl Actor {
         tx
     }
 
-    async fn start_tool(&mut self, action_event: ActionEvent) {
-        let (Some(action), Some(tool)) = (
-            action_event.action.clone(),
-            self.tools.get(&action_event.tool_name).cloned(),
-        ) else {
-            return;
+    /// Starts the next queued action. A parallel-safe one (a sub-agent task) takes the
+    /// parallel-safe actions queued right after it along: they run together, and their
+    /// observations are recorded in call order once all are done.
+    async fn start_tools(&mut self, first: ActionEvent) {
+        let parallel = |tools: &crate::tool::ToolRegistry, a: &ActionEvent| {
+            tools.get(&a.tool_name).is_some_and(|t| t.parallel_safe())
         };
-        let command = match &action {
-            Action::Terminal(t) => t.command.clone(),
-            _ => String::new(),
-        };
-        let (env, errors) = if command.is_empty() || self.secrets.is_empty() {
-            (Default::default(), Vec::new())
-        } else {
-            self.secrets.env_for(&command, &self.http).await
-        };
-        self.masker = self.secrets.masker();
-        for e in errors {
-            tracing::warn!(conversation = %self.shared.id, "{e}");
+        let mut batch = vec![first];
+        if parallel(&self.tools, &batch[0]) {
+            while self.queue.front().is_some_and(|a| parallel(&self.tools, a)) {
+                batch.extend(self.queue.pop_front());
+            }
         }
         let cancel = CancellationToken::new();
-        let ctx = ToolContext {
-            cancel: cancel.clone(),
-            working_dir: self.workspace.clone(),
-            conversation_dir: Some(self.shared.dir.clone()),
-            env,
-            masker: self.masker.clone(),
-        };
-        let ev = Box::new(action_event);
-        let future = async move {
-            let obs = tool.execute(&action, ctx).await;
-            Phase::Tool(ev, obs)
+        let mut stops_on_pause = false;
+        let mut calls = Vec::with_capacity(batch.len());
+        for action_event in batch {
+            let (Some(action), Some(tool)) = (
+                action_event.action.clone(),
+                self.tools.get(&action_event.tool_name).cloned(),
+            ) else {
+                continue;
+            };
+            stops_on_pause |= tool.stops_on_pause();
+            let command = match &action {
+                Action::Terminal(t) => t.command.clone(),
+                _ => String::new(),
+            };
+            let (env, errors) = if command.is_empty() || self.secrets.is_empty() {
+                (Default::default(), Vec::new())
+            } else {
+                self.secrets.env_for(&command, &self.http).await
+            };
+            self.masker = self.secrets.masker();
+            for e in errors {
+                tracing::warn!(conversation = %self.shared.id, "{e}");
+            }
+            let ctx = ToolContext {
+                cancel: cancel.clone(),
+                working_dir: self.workspace.clone(),
+                conversation_dir: Some(self.shared.dir.clone()),
+                env,
+                masker: self.masker.clone(),
+            };
+            calls.push(async move {
+                let obs = tool.execute(&action, ctx).await;
+                (action_event, obs)
+            });
         }
-        .boxed();
+        if calls.is_empty() {
+            return;
+        }
+        let future = async move { Phase::Tools(futures::future::join_all(calls).await) }.boxed();
         self.inflight = Some(InFlight {
             cancel,
             future,
             is_llm: false,
+            stops_on_pause,
         });
     }
 
@@ -233,7 +256,7 @@ impl Actor {
         match phase {
             Phase::Llm(Ok(response)) => {
                 self.overflowed = false;
-                self.on_llm_response(response)
+                self.on_llm_response(*response)
             }
             Phase::Llm(Err(LlmError::Cancelled)) => {}
             Phase::Llm(Err(LlmError::ContextWindowExceeded(detail))) if !self.overflowed => {
@@ -261,7 +284,13 @@ impl Actor {
                 self.conversation_error(e.code(), e.to_string(), classification);
                 self.end_run(Some(ExecutionStatus::Error));
             }
-            Phase::Tool(action, observation) => self.on_observation(*action, observation),
+            Phase::Tools(results) => {
+                let mut finished = false;
+                for (action, observation) in results {
+                    finished |= self.record_observation(action, observation);
+                }
+                self.after_observations(finished);
+            }
         }
     }
 
@@ -338,7 +367,8 @@ impl Actor {
         }
     }
 
-    fn on_observation(&mut self, action: ActionEvent, mut observation: Observation) {
+    /// Records a tool's observation; true when the tool was `finish`.
+    fn record_observation(&mut self, action: ActionEvent, mut observation: Observation) -> bool {
         if let Some(headline) = self.edited.remove(&action.base.id) {
             note_edit(&mut observation, &headline);
         }
@@ -358,6 +388,11 @@ impl Actor {
             extended_content: Vec::new(),
             extra: Extra::new(),
         }));
+        finished
+    }
+
+    /// Ends the run after `finish` (what is still queued is not run), or after a pause.
+    fn after_observations(&mut self, finished: bool) {
         if finished {
             let mut rest = std::mem::take(&mut self.queue);
             rest.extend(self.awaiting.drain(..));
