@@ -89,6 +89,8 @@ describe("the task tool in the timeline", () => {
     const tagged = { id: "c-7", parent_conversation_id: "p", tags: { task_id: "t-7" } } as unknown as ConversationItem;
     const elsewhere = { id: "c-8", parent_conversation_id: "other", tags: { task_id: "t-8" } } as unknown as ConversationItem;
     expect(findChild([child, tagged, elsewhere], "c-42", "p")).toBe(child);
+    const uuid = { id: "0f8e2c1a9b3d4e5f8a7b6c5d4e3f2a1b" } as ConversationItem;
+    expect(findChild([uuid], "0F8E2C1A-9B3D-4E5F-8A7B-6C5D4E3F2A1B", null)).toBe(uuid);
     expect(findChild([child, tagged, elsewhere], "t-7", "p")).toBe(tagged);
     expect(findChild([child, tagged, elsewhere], "t-8", "p")).toBeNull();
     expect(findChild([child], "", "p")).toBeNull();

@@ -20,12 +20,15 @@ export function taskHeadline(a: Record<string, unknown>): string {
 }
 
 /**
- * The child conversation a task ran in: the conversation whose id is the task id, else a child
- * of `parentId` that carries the task id (in `task_id` or its tags). Null while none is listed.
+ * The child conversation a task ran in: the conversation whose id is the task id (Tandem's
+ * sub-agents use the child's id), else a child of `parentId` that carries the task id (in
+ * `task_id` or its tags). Null while none is listed.
  */
 export function findChild(items: ConversationItem[], taskId: string, parentId: string | null): ConversationItem | null {
   if (!taskId) return null;
-  const byId = items.find((c) => c.id === taskId);
+  // The task id is the child's id; servers write UUIDs with or without dashes.
+  const norm = (id: string) => id.replace(/-/g, "").toLowerCase();
+  const byId = items.find((c) => norm(c.id) === norm(taskId));
   if (byId) return byId;
   return (
     items.find((c) => {
