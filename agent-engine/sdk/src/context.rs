@@ -3,8 +3,9 @@
 //!
 //! - [`Skill`] (`context/skill.rs`): markdown with optional YAML frontmatter; always-on or
 //!   keyword-triggered.
-//! - [`load_workspace_skills`] (`context/workspace.rs`): `AGENTS.md`, `.cursorrules` and the
-//!   skill folders of a workspace, never failing as a whole.
+//! - [`load_workspace_skills`] (`context/workspace.rs`): `AGENTS.md`, `CLAUDE.md`,
+//!   `.cursorrules` and the skill folders of a workspace, never failing as a whole; and
+//!   [`load_user_skills`] from [`user_skills_dir`] (`~/.tandem/skills`).
 //! - [`render_system_prompt`] (`context/prompt.rs`): the embedded `prompts/system_prompt.j2`.
 //! - [`AgentContext`] (here): the set of skills plus `system_message_suffix` and the user
 //!   message prefix/suffix, read from upstream's `AgentContext` JSON, and the per-message work:
@@ -22,7 +23,9 @@ use serde_json::{Map, Value, json};
 
 pub use prompt::{PromptVars, render_system_prompt};
 pub use skill::Skill;
-pub use workspace::{MAX_CONTEXT_FILE_BYTES, load_workspace_skills};
+pub use workspace::{
+    MAX_CONTEXT_FILE_BYTES, load_user_skills, load_workspace_skills, user_skills_dir,
+};
 
 /// What shapes the model's instructions beyond the built-in prompt: skills, a suffix for the
 /// system prompt, and text wrapped around each user message.
@@ -182,6 +185,16 @@ impl AgentContext {
             match self.skills.iter_mut().find(|s| s.name == skill.name) {
                 Some(existing) => *existing = skill,
                 None => self.skills.push(skill),
+            }
+        }
+    }
+
+    /// Adds the user's own skills (`~/.tandem/skills`): a skill of the same name given in the
+    /// context or found in the workspace wins, so a repository can override a personal one.
+    pub fn add_user_skills(&mut self, skills: impl IntoIterator<Item = Skill>) {
+        for skill in skills {
+            if !self.skills.iter().any(|s| s.name == skill.name) {
+                self.skills.push(skill);
             }
         }
     }

@@ -25,8 +25,8 @@ mod tool;
 pub use agent::{llm_view, tool_schemas};
 pub use condenser::LlmSummarizingCondenser;
 pub use context::{
-    AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, SkillActivation,
-    load_workspace_skills, render_system_prompt,
+    AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, SkillActivation, load_user_skills,
+    load_workspace_skills, render_system_prompt, user_skills_dir,
 };
 pub use conversation::{
     Command, Conversation, ConversationClient, ConversationHandle, ConversationOptions,

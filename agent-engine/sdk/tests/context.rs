@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use tandem_sdk::{
-    AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, load_workspace_skills,
-    render_system_prompt,
+    AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, load_user_skills,
+    load_workspace_skills, render_system_prompt, user_skills_dir,
 };
 
 fn write(root: &Path, rel: &str, text: &str) -> PathBuf {
@@ -272,6 +272,119 @@ fn oversized_files_are_truncated_with_a_note() {
         "{}",
         &content[content.len() - 120..]
     );
+}
+
+#[test]
+fn claude_md_and_the_tandem_skills_folder_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path();
+    write(w, "AGENTS.md", "Agents.");
+    write(w, "CLAUDE.md", "---\ntriggers: [never]\n---\nClaude rules.");
+    write(w, ".cursorrules", "Cursor.");
+    write(
+        w,
+        ".tandem/skills/deploy.md",
+        "---\ntriggers: [deploy]\n---\nOurs.",
+    );
+    write(w, ".openhands/skills/deploy.md", "Theirs.");
+    write(w, ".openhands/skills/lint.md", "Lint.");
+
+    let (skills, warnings) = load_workspace_skills(w);
+    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["agents", "claude", "cursorrules", "deploy", "lint"]);
+    // A root file is always on, whatever its frontmatter says.
+    assert!(skills[1].is_always_on());
+    assert_eq!(skills[1].content, "Claude rules.");
+    // Tandem's own folder wins over upstream's on a name clash, and says so.
+    assert_eq!(skills[3].content, "Ours.");
+    assert_eq!(skills[3].triggers, ["deploy"]);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains(".openhands/skills/deploy.md")
+            && warnings[0].contains(".tandem/skills/deploy.md"),
+        "{warnings:?}"
+    );
+
+    let lower = tempfile::tempdir().unwrap();
+    write(lower.path(), "claude.md", "lower");
+    let (skills, _) = load_workspace_skills(lower.path());
+    assert_eq!(skills[0].name, "claude");
+}
+
+#[test]
+fn user_skills_load_and_the_workspace_wins_a_name_clash() {
+    let home = tempfile::tempdir().unwrap();
+    let user = home.path().join("skills");
+    write(&user, "git.md", "---\ntriggers: [git]\n---\nMy git habits.");
+    write(&user, "style.md", "I like short functions.");
+    write(&user, "README.md", "not a skill");
+    write(&user, "broken.md", "---\ntriggers: [oops\n---\nbody");
+    let (skills, warnings) = load_user_skills(&user);
+    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["git", "style"]);
+    // Outside the workspace: named by the full path.
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains(&user.join("broken.md").display().to_string()),
+        "{warnings:?}"
+    );
+    assert_eq!(
+        load_user_skills(&home.path().join("none")),
+        (vec![], vec![])
+    );
+
+    // As a conversation merges them: its own and the workspace's skills come first and win.
+    let workspace = tempfile::tempdir().unwrap();
+    write(workspace.path(), ".tandem/skills/git.md", "Repo git rules.");
+    let mut ctx = AgentContext::default();
+    ctx.skills.push(Skill::always_on("style", "Spec style."));
+    ctx.add_project_skills(load_workspace_skills(workspace.path()).0);
+    ctx.add_user_skills(skills);
+    let merged: Vec<(&str, &str)> = ctx
+        .skills
+        .iter()
+        .map(|s| (s.name.as_str(), s.content.as_str()))
+        .collect();
+    assert_eq!(
+        merged,
+        [("style", "Spec style."), ("git", "Repo git rules.")]
+    );
+
+    let mut ctx = AgentContext::default();
+    ctx.add_user_skills(load_user_skills(&user).0);
+    assert_eq!(ctx.activate("commit with git").activated_skills, ["git"]);
+    assert_eq!(ctx.always_on().count(), 1);
+}
+
+/// Runs `user_skills_dir_follows_tandem_home_inner` in a child process with `TANDEM_HOME` set,
+/// as the environment cannot be changed safely inside this one.
+#[test]
+fn user_skills_dir_follows_tandem_home() {
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "context::user_skills_dir_follows_tandem_home_inner",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("TANDEM_HOME", home.path())
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(printed.contains("1 passed"), "{printed}");
+}
+
+#[test]
+#[ignore = "run by user_skills_dir_follows_tandem_home with TANDEM_HOME set"]
+fn user_skills_dir_follows_tandem_home_inner() {
+    let home = PathBuf::from(std::env::var_os("TANDEM_HOME").unwrap());
+    assert_eq!(user_skills_dir(), Some(home.join("skills")));
 }
 
 #[test]

@@ -1,4 +1,6 @@
-//! Repository context files found in a workspace: `AGENTS.md`, `.cursorrules` and skill folders.
+//! Repository context files found in a workspace (`AGENTS.md`, `CLAUDE.md`, `.cursorrules` and
+//! skill folders) and the user's own skills (`$TANDEM_HOME/skills`, by default
+//! `~/.tandem/skills`), which every conversation gets.
 //!
 //! Loading never fails as a whole: a file that cannot be read or parsed is skipped with a warning
 //! naming it, since one broken skill should not stop a conversation from starting. The order is
@@ -19,20 +21,24 @@ pub const MAX_CONTEXT_FILE_BYTES: usize = 64 * 1024;
 /// first candidate that exists wins, so a case-insensitive file system yields one skill, not two.
 const ROOT_FILES: &[(&[&str], &str)] = &[
     (&["AGENTS.md", "agents.md"], "agents"),
+    (&["CLAUDE.md", "claude.md"], "claude"),
     (&[".cursorrules"], "cursorrules"),
 ];
 
 /// Folders of markdown skills, in precedence order: on a name clash the earlier one wins.
-/// `.agents/skills` is upstream's newer location, `.openhands/microagents` its legacy one.
+/// `.tandem/skills` is Tandem's own and comes first; `.agents/skills` is upstream's newer
+/// location, `.openhands/microagents` its legacy one.
 const SKILL_DIRS: &[&str] = &[
+    ".tandem/skills",
     ".openhands/skills",
     ".agents/skills",
     ".openhands/microagents",
 ];
 
-/// Loads the repository context of `workspace`: `AGENTS.md` (or `agents.md`) and `.cursorrules`
-/// as always-on skills, then the `*.md` files of `.openhands/skills`, `.agents/skills` and the
-/// legacy `.openhands/microagents`, whose frontmatter decides always-on versus keyword.
+/// Loads the repository context of `workspace`: `AGENTS.md` (or `agents.md`), `CLAUDE.md` (or
+/// `claude.md`) and `.cursorrules` as always-on skills, then the `*.md` files of
+/// `.tandem/skills`, `.openhands/skills`, `.agents/skills` and the legacy
+/// `.openhands/microagents`, whose frontmatter decides always-on versus keyword.
 ///
 /// Returns the skills in a deterministic order and the warnings for files that were skipped,
 /// truncated or shadowed by an earlier skill of the same name. A missing workspace or folder is
@@ -65,6 +71,36 @@ pub fn load_workspace_skills(workspace: &Path) -> (Vec<Skill>, Vec<String>) {
         }
     }
 
+    (loader.skills, loader.warnings)
+}
+
+/// The folder of the user's own skills: `$TANDEM_HOME/skills`, else `~/.tandem/skills` (where
+/// the CLI, the server and the desktop keep their settings); `None` without either.
+pub fn user_skills_dir() -> Option<PathBuf> {
+    let home = std::env::var_os("TANDEM_HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::home_dir().map(|h| h.join(".tandem")))?;
+    Some(home.join("skills"))
+}
+
+/// Loads the `*.md` skills of the user's skill folder `dir` (see [`user_skills_dir`]), sorted
+/// by file name, with warnings naming the files skipped as [`load_workspace_skills`] does. A
+/// missing folder is no skills and no warning.
+pub fn load_user_skills(dir: &Path) -> (Vec<Skill>, Vec<String>) {
+    // Shown by their full path: they are not in the workspace.
+    let mut loader = Loader {
+        workspace: Path::new(""),
+        skills: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for path in loader.markdown_files(dir) {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        loader.load_file(&path, &stem, false);
+    }
     (loader.skills, loader.warnings)
 }
 

@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use super::{Actor, RESTART_ERROR, shared_view};
 use crate::agent::{agent_error, tool_schemas};
 use crate::condenser::LlmSummarizingCondenser;
-use crate::context::{AgentContext, load_workspace_skills};
+use crate::context::{AgentContext, load_user_skills, load_workspace_skills, user_skills_dir};
 use crate::conversation::handle::{ConversationHandle, ConversationView, RunState, Shared};
 use crate::conversation::metered::MeteredLlm;
 use crate::conversation::replay::replay;
@@ -233,6 +233,11 @@ fn build_context(shared: &Shared, workspace: &std::path::Path) -> (AgentContext,
     let (skills, skill_warnings) = load_workspace_skills(workspace);
     warnings.extend(skill_warnings);
     context.add_project_skills(skills);
+    if let Some(dir) = user_skills_dir() {
+        let (skills, skill_warnings) = load_user_skills(&dir);
+        warnings.extend(skill_warnings);
+        context.add_user_skills(skills);
+    }
     (context, warnings)
 }
 
