@@ -22,6 +22,7 @@ pub mod glob;
 pub mod grep;
 mod resolve;
 mod stateless;
+pub mod task;
 pub mod task_tracker;
 pub mod terminal;
 pub mod think;
@@ -84,6 +85,10 @@ pub fn catalog() -> ToolCatalog {
     c.register_tool(&[grep::NAME, "GrepTool"], |_, env: &ToolEnv| {
         Ok(Arc::new(grep::GrepTool::new(&env.working_dir)))
     });
+    c.register_tool(
+        &[task::TOOL_SET, "TaskToolSet", task::NAME, "TaskTool"],
+        |_, env: &ToolEnv| Ok(Arc::new(task::TaskTool::new(env))),
+    );
     c
 }
 
