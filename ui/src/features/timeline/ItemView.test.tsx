@@ -21,6 +21,17 @@ describe("timeline rows", () => {
     expect(document.querySelector(".diff-line.del")?.textContent).toContain("x = 1");
   });
 
+  it("names the skills a user message activated", () => {
+    const msg = { ...E.userMessage("put it in a docker container and commit with git"), activated_skills: ["docker", "git"] } as unknown as WireEvent;
+    const [item] = items([msg]);
+    render(<ItemView item={item!} pending={false} />);
+    expect(screen.getByTitle("Skills this message activated").textContent).toBe("skills: docker, git");
+
+    const [plain] = items([E.userMessage("hello")]);
+    const { container } = render(<ItemView item={plain!} pending={false} />);
+    expect(container.querySelector(".badge.skills")).toBeNull();
+  });
+
   it("keeps terminal colours and marks rejections and pending approval", () => {
     const a = E.action("ls --color", "LOW");
     const [done] = items([a, E.observation(a, "\x1b[34mdir\x1b[0m file")]);

@@ -37,10 +37,17 @@ function Thinking({ ev }: { ev: { reasoning_content?: string | null; thinking_bl
 
 function MessageView({ ev }: { ev: MessageEvent }) {
   const who = ev.source === "user" ? "You" : ev.source === "agent" ? "Agent" : ev.source;
+  // Keyword skills this message brought in (their text went to the model with it).
+  const skills = ev.activated_skills ?? [];
   return (
     <div className={`item message from-${ev.source}`}>
       <div className="item-head">
         <span className="who">{who}</span>
+        {skills.length > 0 && (
+          <span className="badge skills" title="Skills this message activated">
+            skills: {skills.join(", ")}
+          </span>
+        )}
         <span className="ts">{time(ev.timestamp)}</span>
       </div>
       <Thinking ev={ev.llm_message} />
