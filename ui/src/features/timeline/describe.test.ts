@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { initialTimeline, timelineReducer } from "../../store/timeline";
 import * as E from "../../test/events";
 import type { WireEvent } from "../../api/types";
-import { browserControlText, browserHeadline, itemText } from "./describe";
+import { browserControlText, browserHeadline, itemText, searchHeadline } from "./describe";
 import { filterItems, defaultFilter } from "./filter";
 
 describe("browserHeadline", () => {
@@ -14,6 +14,16 @@ describe("browserHeadline", () => {
     expect(browserHeadline("browser_scroll", {})).toBe("scroll down");
     expect(browserHeadline("browser_switch_tab", { tab_id: "7D4F" })).toBe("switch to tab 7D4F");
     expect(browserHeadline("terminal", { command: "ls" })).toBeNull();
+  });
+});
+
+describe("searchHeadline", () => {
+  it("says what glob and grep look for and where, and nothing for other tools", () => {
+    expect(searchHeadline("glob", { pattern: "**/*.rs" })).toBe("find files **/*.rs");
+    expect(searchHeadline("glob", { pattern: "*.ts", path: "/w/src" })).toBe("find files *.ts in /w/src");
+    expect(searchHeadline("grep", { pattern: "fn\\s+main", include: "*.{rs,toml}" })).toBe("search for /fn\\s+main/ in *.{rs,toml} files");
+    expect(searchHeadline("grep", { pattern: "TODO", path: "/w" })).toBe("search for /TODO/ in /w");
+    expect(searchHeadline("terminal", { pattern: "x" })).toBeNull();
   });
 });
 

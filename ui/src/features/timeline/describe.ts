@@ -32,6 +32,8 @@ export function actionHeadline(ev: ActionEvent): string {
   if (browser) return browser;
   if (isTaskAction(ev)) return taskHeadline(a);
   if (typeof a.command === "string" && ev.tool_name === "terminal") return a.command;
+  const search = searchHeadline(ev.tool_name, a);
+  if (search) return search;
   if (typeof a.path === "string") return `${typeof a.command === "string" ? a.command + " " : ""}${a.path}`;
   if (typeof a.message === "string") return a.message;
   if (typeof a.thought === "string") return a.thought;
@@ -39,6 +41,17 @@ export function actionHeadline(ev: ActionEvent): string {
 }
 
 const str = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : "");
+
+/** A `glob` or `grep` call in words; null for other tools. */
+export function searchHeadline(tool: string, a: Record<string, unknown>): string | null {
+  const where = str(a.path) ? ` in ${str(a.path)}` : "";
+  if (tool === "glob" && str(a.pattern)) return `find files ${str(a.pattern)}${where}`;
+  if (tool === "grep" && str(a.pattern)) {
+    const include = str(a.include) ? ` in ${str(a.include)} files` : "";
+    return `search for /${str(a.pattern)}/${include}${where}`;
+  }
+  return null;
+}
 
 /** A browser tool's action in words (upstream's summary is the tool name and raw JSON); null for other tools. */
 export function browserHeadline(tool: string, a: Record<string, unknown>): string | null {
