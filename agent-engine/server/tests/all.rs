@@ -12,6 +12,7 @@ mod custom_tools;
 mod fuzzed_input;
 mod gateway;
 mod openapi;
+mod search_tools;
 mod server_info;
 mod surfaces;
 mod vnc;
