@@ -8,3 +8,4 @@ mod compat_upstream;
 mod embedded_ui;
 mod remote_cli;
 mod sandbox;
+mod subagents;
