@@ -54,6 +54,9 @@ enum Cmd {
         /// Give the agent a browser: upstream's browser tools on Chromium (`browser_tool_set`).
         #[arg(long)]
         browser: bool,
+        /// Give the agent the tools of MCP servers: a JSON file in the `{"mcpServers": {...}}` form.
+        #[arg(long, value_name = "FILE")]
+        mcp_config: Option<PathBuf>,
         /// Run in a sandbox started for this run and removed after it: `docker`.
         #[arg(long, value_name = "docker", conflicts_with = "server")]
         sandbox: Option<String>,
@@ -154,17 +157,24 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             max_iterations,
             max_budget,
             browser,
+            mcp_config,
             sandbox,
             limits,
             llm,
             remote,
         } => {
+            let mcp_config = mcp_config.as_deref().map(read_mcp_config).transpose()?;
             let elsewhere = match (sandbox, remote.server.clone()) {
                 (Some(kind), _) => Some(Elsewhere::Sandbox(kind)),
                 (None, Some(url)) => Some(Elsewhere::Server(url)),
                 (None, None) => None,
             };
             if let Some(place) = elsewhere {
+                if mcp_config.is_some() {
+                    bail!(
+                        "--mcp-config applies to local runs; give the servers in the agent spec sent to the server"
+                    );
+                }
                 if max_budget.is_some() {
                     bail!(
                         "--max-budget applies to local runs; the agent server (or sandbox) sets its own limits"
@@ -207,6 +217,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             if browser {
                 spec.tools.extend(browser_specs());
             }
+            spec.mcp_config = mcp_config;
             let mut options = ConversationOptions::new(spec, workspace.clone());
             let id = uuid::Uuid::new_v4().to_string();
             options.id = Some(id.clone());
@@ -347,11 +358,23 @@ async fn runtime_for(
     env.conversation_id = id.to_owned();
     env.conversation_dir = Some(store.dir_for(id)?);
     env.llm = Some(Arc::clone(&llm));
-    let env = env.with(slot.clone());
+    let mcp_warnings = tandem_mcp::McpWarnings(Arc::new(|w: &str| eprintln!("warning: {w}")));
+    let env = env.with(slot.clone()).with(mcp_warnings);
     let tools = tandem_tools::resolve_tools(spec, &tandem_server::tool_catalog(), env)
         .await
         .map_err(|e| anyhow::anyhow!("the agent's {}: {e}", e.path.join(".")))?;
     Ok((Runtime { llm, tools }, slot.get()))
+}
+
+/// The `--mcp-config` file: JSON in the `{"mcpServers": {...}}` form.
+fn read_mcp_config(path: &std::path::Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read --mcp-config {}", path.display()))?;
+    let config: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("--mcp-config {} is not JSON", path.display()))?;
+    tandem_mcp::parse_config(&config)
+        .map_err(|e| anyhow::anyhow!("--mcp-config {}: {}", path.display(), e.message))?;
+    Ok(config)
 }
 
 fn warn_local(workspace: &std::path::Path, demo: bool) {

@@ -64,6 +64,18 @@ impl Default for McpOptions {
     }
 }
 
+/// Where a host wants MCP start-up warnings (a server that failed, a tool skipped), besides the
+/// log: the CLI prints them, the server records them on the conversation. Put into the
+/// `ToolEnv` the tools are made with.
+#[derive(Clone)]
+pub struct McpWarnings(pub Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for McpWarnings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpWarnings")
+    }
+}
+
 /// What [`load_tools`] made.
 #[derive(Debug, Default)]
 pub struct LoadedTools {

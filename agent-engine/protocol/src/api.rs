@@ -13,9 +13,11 @@ use utoipa::ToSchema;
 
 mod browser;
 mod gateway;
+mod mcp;
 
 pub use browser::*;
 pub use gateway::*;
+pub use mcp::*;
 
 use crate::{
     AgentSpec, ConfirmationPolicy, Content, ConversationStats, Event, ExecutionStatus, Extra, Role,

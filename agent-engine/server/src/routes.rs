@@ -32,6 +32,7 @@ use crate::{
 };
 
 mod body;
+mod mcp;
 mod openapi;
 
 pub use body::{Body, SchemaRef, schema};
@@ -486,6 +487,10 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .tandem()
             .doc("WebSocket: the server's desktop (its VNC server, TANDEM_VNC_ADDR) for noVNC; first-frame auth, then raw RFB bytes in binary frames both ways from the server's RFB 003.008 greeting on; text frames after auth are ignored; close 4001 wrong key, 4004 unknown conversation, error frame + 4004 when the server has no desktop (server_info.desktop false), error frame + 1011 when its VNC server cannot be reached."),
     ];
+    let mcp_routes = [Route::post("/api/mcp/test", mcp::test)
+        .body::<tandem_protocol::api::McpTestRequest>()
+        .ok::<tandem_protocol::api::McpTestResponse>()
+        .doc("Body MCPTestRequest {name?, server, timeout?, tool_call?} → 200 MCPTestSuccess {ok:true, tools, tool_result?} or MCPTestFailure {ok:false, error, error_kind: timeout|connection|unknown}; connects to the server, lists its tools and closes it; 422 naming the field for a malformed server entry.")];
     let profiles_routes = [
         Route::get("/api/profiles", profiles::list)
             .ok::<ProfileListResponse>()
@@ -532,6 +537,7 @@ fn table(upload_limit: usize) -> Vec<Route> {
         tagged("secrets", secrets_routes),
         tagged("sockets", sockets_routes),
         tagged("profiles", profiles_routes),
+        tagged("MCP", mcp_routes),
         tagged("gateway", gateway_routes),
     ]
     .concat()

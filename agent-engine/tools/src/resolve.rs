@@ -31,7 +31,9 @@ impl ResolveError {
 }
 
 /// The tools of `spec`, in the order the model sees them: each of `spec.tools` made by the
-/// catalog (a set such as `browser_tool_set` adds several), then `include_default_tools`. A
+/// catalog (a set such as `browser_tool_set` adds several), then the tools of the MCP servers
+/// of `spec.mcp_config`, all kept to those matching `filter_tools_regex`, then
+/// `include_default_tools` (never filtered, as upstream). A
 /// tool whose name is already there is not added twice. An unknown name, or a factory that
 /// refuses its params, is an error naming the entry.
 pub async fn resolve_tools(
@@ -65,6 +67,11 @@ pub async fn resolve_tools(
             }
         }
     }
+    add(&mut tools, mcp_tools(spec, &env).await?);
+    if let Some(pattern) = spec.filter_tools_regex.as_deref() {
+        let re = filter_regex(pattern)?;
+        tools.retain(|t| re.is_match(&t.definition().name).unwrap_or(false));
+    }
     for (i, name) in spec.include_default_tools.iter().enumerate() {
         let idx = i.to_string();
         match catalog.make(name, Default::default(), env.clone()).await {
@@ -86,6 +93,37 @@ pub async fn resolve_tools(
         }
     }
     Ok(tools)
+}
+
+/// The tools of the spec's MCP servers (all connected at once). A server that fails costs only
+/// its tools: its warning goes to the log and to the host's [`tandem_mcp::McpWarnings`].
+async fn mcp_tools(spec: &AgentSpec, env: &ToolEnv) -> Result<Vec<Arc<dyn Tool>>, ResolveError> {
+    let Some(config) = spec.mcp_config.as_ref() else {
+        return Ok(Vec::new());
+    };
+    let options = tandem_mcp::McpOptions {
+        working_dir: Some(env.working_dir.clone()),
+        ..Default::default()
+    };
+    let loaded = tandem_mcp::load_tools(config, &options)
+        .await
+        .map_err(|e| ResolveError::at(&["mcp_config"], e.to_string(), config.clone()))?;
+    if let Some(sink) = env.get::<tandem_mcp::McpWarnings>() {
+        loaded.warnings.iter().for_each(|w| (sink.0)(w));
+    }
+    Ok(loaded.agent_tools())
+}
+
+/// `filter_tools_regex` as upstream applies it (Python's `re.match`: anchored at the start,
+/// lookarounds allowed).
+fn filter_regex(pattern: &str) -> Result<fancy_regex::Regex, ResolveError> {
+    fancy_regex::Regex::new(&format!("^(?:{pattern})")).map_err(|e| {
+        ResolveError::at(
+            &["filter_tools_regex"],
+            format!("filter_tools_regex is not a valid regular expression: {e}"),
+            Value::from(pattern),
+        )
+    })
 }
 
 /// Appends `made`, skipping tools whose name is already taken (a spec naming a tool twice).

@@ -902,6 +902,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body MCPTestRequest {name?, server, timeout?, tool_call?} → 200 MCPTestSuccess {ok:true, tools, tool_result?} or MCPTestFailure {ok:false, error, error_kind: timeout|connection|unknown}
+         * @description Body MCPTestRequest {name?, server, timeout?, tool_call?} → 200 MCPTestSuccess {ok:true, tools, tool_result?} or MCPTestFailure {ok:false, error, error_kind: timeout|connection|unknown}; connects to the server, lists its tools and closes it; 422 naming the field for a malformed server entry.
+         */
+        post: operations["post_api_mcp_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/profiles": {
         parameters: {
             query?: never;
@@ -1302,12 +1322,22 @@ export interface components {
             agent_context?: unknown;
             /** @description The condenser, if any. */
             condenser?: unknown;
+            /**
+             * @description Only tools whose name matches this regular expression are kept (applied after the MCP
+             *     tools are added).
+             */
+            filter_tools_regex?: string | null;
             /** @description Built-in tools (`FinishTool`, `ThinkTool`). */
             include_default_tools?: string[];
             /** @description `Agent`. */
             kind?: string;
             /** @description The agent's LLM. */
             llm: components["schemas"]["LlmConfig"];
+            /**
+             * @description MCP servers whose tools the agent gets, in upstream's `{"mcpServers": {name: {...}}}`
+             *     form (stdio `command`/`args`/`env`, or remote `url`/`headers`/`transport`).
+             */
+            mcp_config?: Record<string, never> | null;
             /** @description Template variables of the system prompt. */
             system_prompt_kwargs?: Record<string, never>;
             /** @description Tools beyond the built-ins. */
@@ -1939,6 +1969,55 @@ export interface components {
             usage_id?: string;
         } & {
             [key: string]: unknown;
+        };
+        /** @description The server could not be reached or did not list its tools. */
+        MCPTestFailure: {
+            /** @description What went wrong, naming the server. */
+            error: string;
+            /** @description `timeout`, `connection` or `unknown`. */
+            error_kind: string;
+            /** @description Always false. */
+            ok: boolean;
+        };
+        /** @description Body of `POST /api/mcp/test`. */
+        MCPTestRequest: {
+            /** @description The server's name, used in error messages only (1–128 characters). */
+            name?: string;
+            /**
+             * @description One server entry as in `mcpServers`: stdio `{type?: "stdio", command, args?, env?, cwd?}`
+             *     or remote `{type: "http"|"streamable-http"|"shttp"|"sse", url, headers?, auth?}`.
+             */
+            server: Record<string, never>;
+            /**
+             * Format: double
+             * @description Seconds to wait for connecting and listing tools (0 < timeout ≤ 120, default 15).
+             */
+            timeout?: number;
+            tool_call?: components["schemas"]["MCPToolCallSpec"] | null;
+        };
+        /** @description The answer of `POST /api/mcp/test`, told apart by `ok`. */
+        McpTestResponse: components["schemas"]["MCPTestSuccess"] | components["schemas"]["MCPTestFailure"];
+        /** @description The server connected and listed its tools. */
+        MCPTestSuccess: {
+            /** @description Always true. */
+            ok: boolean;
+            tool_result?: components["schemas"]["MCPToolCallResult"] | null;
+            /** @description The names of the server's tools. */
+            tools: string[];
+        };
+        /** @description The outcome of the test's tool call, verbatim. */
+        MCPToolCallResult: {
+            /** @description The server's `isError`. */
+            is_error: boolean;
+            /** @description The result's text content, concatenated. */
+            text: string;
+        };
+        /** @description A tool call made by the test. */
+        MCPToolCallSpec: {
+            /** @description Its arguments, passed unchanged. */
+            arguments?: Record<string, never>;
+            /** @description The tool's name on the server. */
+            name: string;
         };
         /** @description Cost, tokens and latency of one LLM (one `usage_id`). */
         Metrics: {
@@ -4295,6 +4374,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_mcp_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MCPTestRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpTestResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
         };
