@@ -1,13 +1,15 @@
-// `POST /api/mcp/test` on a backend: upstream's route (our server has the same), typed from
-// upstream's generated schemas. The route answers 200 for both outcomes (`ok` true or false);
-// other statuses are errors of the request itself (wrong key, no such route on an old server).
+// `POST /api/mcp/test` on a backend: upstream's route, which our server has too, typed from our
+// server's generated OpenAPI (tandem.gen.ts). The route answers 200 for both outcomes (`ok` true
+// or false); other statuses are errors of the request itself (wrong key, 422 naming a malformed
+// field, no such route on an old server).
 import createClient from "openapi-fetch";
 import { errorFromStatus, networkError } from "../../api/errors";
-import type { components, paths } from "../../api/generated";
+import type { components, paths } from "../../api/tandem.gen";
 import type { Backend } from "../backends/backendStore";
 
 export type McpTestRequest = components["schemas"]["MCPTestRequest"];
-export type McpErrorKind = components["schemas"]["MCPTestFailure"]["error_kind"];
+export type McpTestResponse = components["schemas"]["McpTestResponse"];
+export type McpErrorKind = "timeout" | "connection" | "unknown";
 
 /** What a test found: the server's tool names, or why it failed. */
 export type McpTestResult = { ok: true; tools: string[] } | { ok: false; error: string; errorKind: McpErrorKind };
@@ -16,13 +18,13 @@ export type McpTestResult = { ok: true; tools: string[] } | { ok: false; error: 
 export const MCP_TEST_TIMEOUT_S = 30;
 
 /**
- * Reads the route's answer. The generator types `ok` as the strings "true"/"false" (its
- * discriminator for a boolean const); on the wire it is a boolean, so both are accepted.
+ * Reads the route's answer defensively (another server may answer loosely): an unknown
+ * `error_kind` reads as `unknown`, non-string tool names are dropped.
  */
-export function readTestAnswer(body: unknown): McpTestResult {
+export function readTestAnswer(body: McpTestResponse | unknown): McpTestResult {
   if (typeof body !== "object" || body === null) return { ok: false, error: "The server's answer was not JSON", errorKind: "unknown" };
   const b = body as { ok?: unknown; tools?: unknown; error?: unknown; error_kind?: unknown };
-  if (b.ok === true || b.ok === "true") {
+  if (b.ok === true) {
     const tools = Array.isArray(b.tools) ? b.tools.filter((t): t is string => typeof t === "string") : [];
     return { ok: true, tools };
   }
@@ -46,7 +48,7 @@ export async function testMcpServer(backend: Backend, name: string, server: Reco
       }
     },
   });
-  // Boundary: `server` is built by testSpec in the shape of _StdioMCPServerSpec/_RemoteMCPServerSpec.
+  // Boundary: the schema leaves `server` open (one mcpServers entry); testSpec builds it.
   const body = { name, server, timeout: MCP_TEST_TIMEOUT_S } as unknown as McpTestRequest;
   const { data, error, response } = await client.POST("/api/mcp/test", { body });
   if (!response.ok) throw errorFromStatus(response.status, error, "test the MCP server");
