@@ -225,13 +225,16 @@ pub fn dashed(id: &str) -> String {
 }
 
 /// Sends `prompt` to the child and waits for its run to end: its final answer when it
-/// finished, else why it stopped (with what it had said so far). A child waiting for
-/// confirmation is waited for (a person decides in the child's conversation). When `cancel`
-/// fires the child is interrupted and the report says it can be resumed.
+/// finished, else why it stopped (with what it had said so far). When the child waits for
+/// confirmation, `confirmer` says whether a person can decide in the child's conversation (a
+/// server's UI): the task waits for the decision; else the actions are rejected, as nobody can
+/// approve them, and the child goes on. When `cancel` fires the child is interrupted and the
+/// report says it can be resumed.
 pub async fn run_child(
     child: &ConversationHandle,
     prompt: String,
     cancel: CancellationToken,
+    confirmer: bool,
 ) -> Result<String, String> {
     if cancel.is_cancelled() {
         return Err(interrupted(child.id()));
@@ -252,6 +255,14 @@ pub async fn run_child(
         let status = child.status();
         match status {
             ExecutionStatus::Finished => return Ok(final_answer(&child.events())),
+            ExecutionStatus::WaitingForConfirmation if !confirmer => {
+                let reason = "Nobody can confirm a sub-agent's actions here: do the task without actions that need confirmation, or report that it needs them.";
+                child
+                    .respond_to_confirmation(false, Some(reason.to_owned()))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                child.run().await.map_err(|e| e.to_string())?;
+            }
             ExecutionStatus::WaitingForConfirmation => {
                 let mut live = child.subscribe_live();
                 while child.status() == ExecutionStatus::WaitingForConfirmation {

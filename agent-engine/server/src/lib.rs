@@ -154,6 +154,8 @@ impl Server {
                 config.workspace_path.display()
             );
         }
+        let sub_agents = registry::ServerSubAgents::new(Arc::downgrade(&state.0));
+        state.registry.set_sub_agents(Arc::new(sub_agents));
         state.registry.recover().await;
         let sweep_state = state.clone();
         let every = (config.idle_ttl / 4)

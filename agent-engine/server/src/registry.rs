@@ -30,6 +30,10 @@ use crate::error::{ApiError, Result};
 use crate::info::conversation_info;
 use crate::workspace::Baseline;
 
+mod children;
+
+pub use children::ServerSubAgents;
+
 /// Tags set through PATCH (the engine keeps the ones given at creation).
 const TAGS_FILE: &str = "tandem_tags.json";
 
@@ -106,7 +110,9 @@ impl Live {
     /// `ConversationInfo` now.
     pub fn info(&self) -> ConversationInfo {
         let view = self.handle.view();
-        conversation_info(&view.state, &view.meta, self.tags(), self.has_key)
+        let mut info = conversation_info(&view.state, &view.meta, self.tags(), self.has_key);
+        info.sub_conversation_ids = children::children_of(self.handle.dir());
+        info
     }
 }
 
@@ -131,6 +137,8 @@ pub struct Registry {
     store: ConversationStore,
     config: Arc<ServerConfig>,
     live: tokio::sync::Mutex<HashMap<String, Arc<Live>>>,
+    /// The `task` tool's host, given to every conversation's tools.
+    sub_agents: std::sync::OnceLock<Arc<dyn tandem_sdk::SubAgents>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -148,6 +156,7 @@ impl Registry {
             store: ConversationStore::new(config.conversations_path.clone()),
             config,
             live: Default::default(),
+            sub_agents: std::sync::OnceLock::new(),
         }
     }
 
@@ -182,9 +191,13 @@ impl Registry {
         let Some(state) = read_state(&dir) else {
             return Err(ApiError::NotFound);
         };
-        let (llm, has_key) = build_llm(&state.agent.llm, &self.config, false)?;
+        // A sub-conversation runs on its live parent's LLM (a posted key is in memory only).
+        let (llm, has_key) = match children::inherited_llm(&dir, &live) {
+            Some(parent) => parent,
+            None => build_llm(&state.agent.llm, &self.config, false)?,
+        };
         let workspace = PathBuf::from(&state.workspace.working_dir);
-        let env = tool_env(id, &dir, &workspace, &llm);
+        let env = self.tool_env(id, &dir, &workspace, &llm);
         let set = match build_tools(&state.agent, &self.config, env.clone()).await {
             Ok(set) => set,
             Err(e) => {
@@ -291,7 +304,7 @@ impl Registry {
         let set = build_tools(
             &req.agent,
             &self.config,
-            tool_env(&id, &dir, &workspace, &llm),
+            self.tool_env(&id, &dir, &workspace, &llm),
         )
         .await?;
         let mut options = ConversationOptions::new(req.agent.clone(), workspace);
@@ -387,7 +400,9 @@ impl Registry {
         let state = read_state(&dir)?;
         let meta = read_meta(&dir)
             .unwrap_or_else(|| ConversationMeta::new(&state.id, None, chrono::Utc::now()));
-        Some(conversation_info(&state, &meta, read_tags(&dir), false))
+        let mut info = conversation_info(&state, &meta, read_tags(&dir), false);
+        info.sub_conversation_ids = children::children_of(&dir);
+        Some(info)
     }
 
     /// Every conversation's info, oldest first.

@@ -14,6 +14,7 @@ mod gateway;
 mod openapi;
 mod search_tools;
 mod server_info;
+mod subagents;
 mod surfaces;
 mod vnc;
 mod web;

@@ -22,7 +22,8 @@ use crate::tool::{MadeTools, ToolEnv};
 pub type ToolMaker = Arc<dyn Fn(AgentSpec, ToolEnv) -> BoxFuture<'static, MadeTools> + Send + Sync>;
 
 /// Runs each task as a conversation in `store`, on the parent's LLM. A child is closed when
-/// its run ends (its shell goes with it) and reopened from disk by `resume`.
+/// its run ends (its shell goes with it) and reopened from disk by `resume`. Nobody watches
+/// these children, so actions a child's policy holds for confirmation are rejected.
 pub struct LocalSubAgents {
     store: ConversationStore,
     llm: Arc<dyn Llm>,
@@ -162,7 +163,7 @@ impl SubAgents for LocalSubAgents {
                 Ok(c) => c,
                 Err(e) => return TaskReport::refused(e),
             };
-            let outcome = run_child(&child, request.prompt, cancel).await;
+            let outcome = run_child(&child, request.prompt, cancel, false).await;
             let _ = child.close().await;
             TaskReport {
                 task_id: Some(dashed(child.id())),
@@ -183,7 +184,7 @@ impl SubAgents for LocalSubAgents {
                 Ok(c) => c,
                 Err(e) => return TaskReport::refused(e),
             };
-            let outcome = run_child(&child, prompt, cancel).await;
+            let outcome = run_child(&child, prompt, cancel, false).await;
             let _ = child.close().await;
             TaskReport {
                 task_id: Some(dashed(child.id())),
