@@ -6,7 +6,7 @@ import { createBrowserHost } from "../../host/browser";
 import { useBackends, type Backend } from "../backends/backendStore";
 import { useMcp } from "../settings/mcpStore";
 import { parseDraft } from "../settings/mcpServers";
-import { NewConversation, defaultWorkspace, offersBrowserTools } from "./NewConversation";
+import { NewConversation, defaultWorkspace, offersBrowserTools, offersSubAgents } from "./NewConversation";
 
 const backend: Backend = { id: "local", name: "This server", kind: "local", baseUrl: "http://127.0.0.1:1", key: "k" };
 
@@ -179,6 +179,40 @@ describe("NewConversation", () => {
       serverSays({ home_dir: "/home/ann" });
       renderForm();
       expect("mcp_config" in (await startAndReadAgent())).toBe(false);
+    });
+  });
+
+  describe("sub-agents", () => {
+    afterEach(() => vi.unstubAllGlobals());
+
+    async function startAndReadTools(): Promise<string[]> {
+      let body: { agent?: { tools?: { name: string }[] } } | null = null;
+      vi.stubGlobal("fetch", async (req: Request) => {
+        body = (await req.json()) as typeof body;
+        return new Response(JSON.stringify({ id: "c1" }), { status: 201, headers: { "content-type": "application/json" } });
+      });
+      fireEvent.click(screen.getByRole("button", { name: "Start" }));
+      await waitFor(() => expect(body).not.toBeNull());
+      return (body!.agent?.tools ?? []).map((t) => t.name);
+    }
+
+    it("give the agent the task tool set by default when the server has it", async () => {
+      serverSays({ home_dir: "/home/ann", usable_tools: ["terminal", "task_tool_set"] });
+      renderForm();
+      expect((screen.getByLabelText(/Sub-agents/) as HTMLInputElement).checked).toBe(true);
+      expect(await startAndReadTools()).toEqual(["terminal", "file_editor", "task_tracker", "task_tool_set"]);
+    });
+
+    it("can be left out, and are not offered by a server without them", async () => {
+      serverSays({ home_dir: "/home/ann", usable_tools: ["terminal", "task_tool_set"] });
+      renderForm();
+      fireEvent.click(screen.getByLabelText(/Sub-agents/));
+      expect(await startAndReadTools()).toEqual(["terminal", "file_editor", "task_tracker"]);
+      cleanup();
+      serverSays({ home_dir: "/home/ann", usable_tools: ["terminal"] });
+      renderForm();
+      expect(screen.queryByLabelText(/Sub-agents/)).toBeNull();
+      expect(offersSubAgents(undefined)).toBe(true);
     });
   });
 });

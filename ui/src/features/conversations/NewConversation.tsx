@@ -48,6 +48,25 @@ export function withBrowserTools<A>(agent: A, info?: ServerInfoView): A {
   return { ...a, tools } as unknown as A;
 }
 
+/** Upstream's tool set that gives the agent the `task` tool: it hands tasks to sub-agents, each
+ * a child conversation listed under this one. */
+export const TASK_TOOL_SET = "task_tool_set";
+
+/** Whether the server can run sub-agents; unknown counts as yes, as for the browser tools. */
+export function offersSubAgents(info: ServerInfoView | undefined): boolean {
+  const tools = info?.usable_tools;
+  return !Array.isArray(tools) || tools.length === 0 || tools.includes(TASK_TOOL_SET);
+}
+
+/** The agent spec with the sub-agents' tool set added. */
+export function withSubAgents<A>(agent: A): A {
+  // Boundary: the generated agent type is a large union; every variant has `tools`.
+  const a = agent as unknown as { tools?: { name: string; params: Record<string, unknown> }[] };
+  const tools = [...(a.tools ?? [])];
+  if (!tools.some((t) => t.name === TASK_TOOL_SET)) tools.push({ name: TASK_TOOL_SET, params: {} });
+  return { ...a, tools } as unknown as A;
+}
+
 export function NewConversation({ backend, onCreated, onCancel }: { backend: Backend; onCreated(id: string): void; onCancel(): void }) {
   const settings = useSettings();
   const health = useBackends((s) => s.health[backend.id]);
@@ -63,6 +82,8 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
   const [policy, setPolicy] = useState<PolicyChoice>(settings.policy);
   const browserOffered = offersBrowserTools(health?.info);
   const [browser, setBrowser] = useState(true);
+  const subAgentsOffered = offersSubAgents(health?.info);
+  const [subAgents, setSubAgents] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const mcp = useMcpServers(backend.id);
   const { create } = useConversationMutations(backend);
@@ -72,7 +93,8 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
     try {
       const profile = settings.profiles.find((p) => p.id === profileId) ?? null;
       const base = await agentFor(profile, health?.info?.llm_model);
-      const tooled = browser && browserOffered ? withBrowserTools(base, health?.info) : base;
+      const browsing = browser && browserOffered ? withBrowserTools(base, health?.info) : base;
+      const tooled = subAgents && subAgentsOffered ? withSubAgents(browsing) : browsing;
       // The backend's MCP servers from Settings, in upstream's `{"mcpServers": {...}}` form.
       const agent = await withMcpConfig(tooled, backend.id);
       const info = await create.mutateAsync({
@@ -152,6 +174,12 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
         <label className="inline">
           <input type="checkbox" checked={browser} onChange={(e) => setBrowser(e.target.checked)} /> Browser tools (the agent can browse the web; you can
           watch and take over)
+        </label>
+      )}
+      {subAgentsOffered && (
+        <label className="inline">
+          <input type="checkbox" checked={subAgents} onChange={(e) => setSubAgents(e.target.checked)} /> Sub-agents (the agent can hand tasks to
+          sub-agents; each is a conversation listed under this one)
         </label>
       )}
       {mcp.length > 0 && (
