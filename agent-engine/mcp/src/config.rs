@@ -53,23 +53,30 @@ pub struct ServerConfig {
     pub call_timeout: Option<Duration>,
 }
 
-/// Reads `{"mcpServers": {...}}` (an empty object, `null` or `{}` mean no servers). Servers with
+/// Reads `{"mcpServers": {...}}`, or the bare server map `{name: server}` that upstream's SDK
+/// keeps in `Agent.mcp_config` (an empty object, `null` or `{}` mean no servers). Servers with
 /// `"enabled": false` are left out. A server entry that cannot be used is an error naming it;
 /// the others are still returned, so one bad entry does not cost the rest.
 pub fn parse_config(config: &Value) -> Result<(Vec<ServerConfig>, Vec<McpError>), McpError> {
     let servers = match config {
         Value::Null => return Ok((Vec::new(), Vec::new())),
-        Value::Object(o) if o.is_empty() => return Ok((Vec::new(), Vec::new())),
         Value::Object(o) => match o.get("mcpServers") {
             Some(Value::Object(servers)) => servers,
-            Some(Value::Null) | None if o.len() == 1 && o.contains_key("mcpServers") => {
-                return Ok((Vec::new(), Vec::new()));
-            }
-            _ => {
+            Some(Value::Null) => return Ok((Vec::new(), Vec::new())),
+            Some(_) => {
                 return Err(McpError::new(
                     "(config)",
                     McpErrorKind::Config,
-                    "the MCP config must be {\"mcpServers\": {name: {command, args, env} | {url, headers}}}",
+                    "`mcpServers` must be an object: {\"mcpServers\": {name: {command, args, env} | {url, headers}}}",
+                ));
+            }
+            // Upstream's SDK form: the map itself, each value a server object.
+            None if o.values().all(Value::is_object) => o,
+            None => {
+                return Err(McpError::new(
+                    "(config)",
+                    McpErrorKind::Config,
+                    "the MCP config must be {\"mcpServers\": {name: {command, args, env} | {url, headers}}} or {name: server}",
                 ));
             }
         },
@@ -327,5 +334,17 @@ mod tests {
             assert!(parse_config(&c).unwrap().0.is_empty());
         }
         assert!(parse_config(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn the_sdk_s_bare_server_map_reads_like_mcp_servers() {
+        let bare = json!({"everything": {"command": "node", "args": ["x.js"]}, "off": {"command": "y", "enabled": false}});
+        let (ok, bad) = parse_config(&bare).unwrap();
+        assert_eq!(ok.len(), 1);
+        assert_eq!(ok[0].name, "everything");
+        assert!(bad.is_empty());
+        let err = parse_config(&json!({"everything": "node x.js"})).unwrap_err();
+        assert!(err.to_string().contains("mcpServers"), "{err}");
+        assert!(parse_config(&json!({"mcpServers": [1]})).is_err());
     }
 }
