@@ -3,5 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod fixtures;
+mod search;
 mod task;
 mod tool_io;
