@@ -12,6 +12,7 @@ mod render;
 mod sandbox;
 mod serve;
 mod settings;
+mod subagents;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +58,10 @@ enum Cmd {
         /// Give the agent the tools of MCP servers: a JSON file in the `{"mcpServers": {...}}` form.
         #[arg(long, value_name = "FILE")]
         mcp_config: Option<PathBuf>,
+        /// Give the agent sub-agents: upstream's `task` tool (`task_tool_set`); each task runs
+        /// as a child conversation in the same store, several at once when asked together.
+        #[arg(long)]
+        sub_agents: bool,
         /// Run in a sandbox started for this run and removed after it: `docker`.
         #[arg(long, value_name = "docker", conflicts_with = "server")]
         sandbox: Option<String>,
@@ -158,6 +163,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             max_budget,
             browser,
             mcp_config,
+            sub_agents,
             sandbox,
             limits,
             llm,
@@ -170,6 +176,11 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 (None, None) => None,
             };
             if let Some(place) = elsewhere {
+                if sub_agents {
+                    bail!(
+                        "--sub-agents applies to local runs; ask for task_tool_set in the agent spec sent to the server"
+                    );
+                }
                 if mcp_config.is_some() {
                     bail!(
                         "--mcp-config applies to local runs; give the servers in the agent spec sent to the server"
@@ -218,6 +229,12 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 spec.tools.extend(browser_specs());
             }
             spec.mcp_config = mcp_config;
+            if sub_agents {
+                spec.tools.push(tandem_protocol::ToolSpec {
+                    name: tandem_sdk::subagent::TASK_TOOL_SET.into(),
+                    params: Default::default(),
+                });
+            }
             let mut options = ConversationOptions::new(spec, workspace.clone());
             let id = uuid::Uuid::new_v4().to_string();
             options.id = Some(id.clone());
@@ -358,6 +375,7 @@ async fn runtime_for(
     env.conversation_id = id.to_owned();
     env.conversation_dir = Some(store.dir_for(id)?);
     env.llm = Some(Arc::clone(&llm));
+    let env = env.with(subagents::local(store, &llm));
     let mcp_warnings = tandem_mcp::McpWarnings(Arc::new(|w: &str| eprintln!("warning: {w}")));
     let env = env.with(slot.clone()).with(mcp_warnings);
     let tools = tandem_tools::resolve_tools(spec, &tandem_server::tool_catalog(), env)

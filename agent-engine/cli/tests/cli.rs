@@ -543,3 +543,47 @@ fn run_with_browser_gives_the_agent_chromium_and_closes_it_at_the_end() {
     let left = processes_mentioning(profile.to_str().unwrap());
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn run_with_sub_agents_runs_a_task_as_a_child_conversation() {
+    let server = scripted(vec![
+        Step::tool_call(
+            "task",
+            json!({"description": "look around", "prompt": "list the files"}),
+        ),
+        // The child's turn: it answers at once.
+        Step::text("two files"),
+        Step::tool_call("finish", json!({"message": "The child saw two files."})),
+    ]);
+    let env = Env::new();
+    let out = env.run(Some(&server), &["--sub-agents", "delegate the look"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let dirs = env.conversation_dirs();
+    assert_eq!(dirs.len(), 2, "the parent and its child");
+    let meta = |d: &PathBuf| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("meta.json")).unwrap()).unwrap()
+    };
+    let (child, parent): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs
+        .iter()
+        .partition(|d| meta(d)["parent_conversation_id"].is_string());
+    assert_eq!(meta(child[0])["title"], "look around");
+    let observation = env
+        .events(parent[0])
+        .into_iter()
+        .find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "task")
+        .unwrap();
+    assert_eq!(observation["observation"]["status"], "completed");
+    assert_eq!(
+        observation["observation"]["content"][0]["text"],
+        "two files"
+    );
+    let parent_id = meta(parent[0])["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        meta(child[0])["parent_conversation_id"]
+            .as_str()
+            .unwrap()
+            .replace('-', ""),
+        parent_id
+    );
+}
