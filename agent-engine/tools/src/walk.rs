@@ -73,7 +73,9 @@ pub struct NamePattern {
 impl NamePattern {
     /// Compiles `pattern`; the error names the pattern and what is wrong with it.
     pub fn new(pattern: &str) -> Result<Self, String> {
-        let trimmed = pattern.strip_prefix('/').unwrap_or(pattern);
+        // `./src/*.rs` and `/src/*.rs` (gitignore's anchored form) mean `src/*.rs`.
+        let trimmed = pattern.strip_prefix("./").unwrap_or(pattern);
+        let trimmed = trimmed.strip_prefix('/').unwrap_or(trimmed);
         let glob = GlobBuilder::new(trimmed)
             .literal_separator(true)
             .build()

@@ -179,6 +179,8 @@ async fn glob_lists_newest_first_and_reads_patterns_as_rg_does() {
     assert_eq!(listed(&obs, "files", &root), ["src/ui/b.ts", "src/a.ts"]);
     let obs = glob(&root, json!({"pattern": "src/*.ts"})).await;
     assert_eq!(listed(&obs, "files", &root), ["src/a.ts"]);
+    let obs = glob(&root, json!({"pattern": "./src/*.ts"})).await;
+    assert_eq!(listed(&obs, "files", &root), ["src/a.ts"]);
     // `path` narrows the search; an absolute pattern names its directory itself.
     let obs = glob(&root, json!({"pattern": "*.ts", "path": root.join("src")})).await;
     assert_eq!(listed(&obs, "files", &root), ["src/ui/b.ts", "src/a.ts"]);
