@@ -3,6 +3,9 @@
 Usage: official_client.py SERVER_URL SESSION_KEY LLM_BASE_URL WORKDIR
        official_client.py browser SERVER_URL SESSION_KEY LLM_BASE_URL WORKDIR SITE_URL
          (an agent with upstream's browser_tool_set reads a page the test serves at SITE_URL)
+       official_client.py extend SERVER_URL SESSION_KEY LLM_BASE_URL WORKDIR MCP_SERVER_JS
+         (an agent with an MCP server in mcp_config, glob and task_tool_set: it calls the MCP
+          server's echo, finds files and hands a task to a sub-agent)
 
 The model is Tandem's scripted LLM; the Rust test (tests/tests/compat_official_client.rs) scripts
 its replies in the order the phases below consume them. Every check prints `ok <what>`; the
@@ -20,8 +23,11 @@ from openhands.sdk.workspace import RemoteWorkspace
 from openhands.tools.preset.default import get_default_agent
 
 BROWSER = sys.argv[1] == "browser"
+EXTEND = sys.argv[1] == "extend"
 if BROWSER:
     URL, KEY, LLM_URL, WORKDIR, SITE_URL = sys.argv[2:7]
+elif EXTEND:
+    URL, KEY, LLM_URL, WORKDIR, MCP_SERVER_JS = sys.argv[2:7]
 else:
     URL, KEY, LLM_URL, WORKDIR = sys.argv[1:5]
 
@@ -86,8 +92,50 @@ def browser_case():
     conv.close()
 
 
+def extend_case():
+    """mcp_config and task_tool_set, as the SDK sends them: the server runs the MCP server and
+    the sub-agent, the client decodes their events."""
+    from openhands.tools.glob import GlobTool
+    from openhands.tools.task import TaskToolSet
+
+    check(TaskToolSet.name == "task_tool_set", "the SDK names the sub-agent tool set task_tool_set")
+    # The 1.58 SDK's Agent holds the server map itself ({name: server}); the {"mcpServers": ...}
+    # form is what settings files and the UI send. The server takes both.
+    mcp_config = {"everything": {"command": "node", "args": [MCP_SERVER_JS, "stdio"]}}
+    agent = Agent(
+        llm=llm,
+        tools=[Tool(name=GlobTool.name), Tool(name=TaskToolSet.name)],
+        mcp_config=mcp_config,
+    )
+    conv = Conversation(agent=agent, workspace=workspace)
+    cid = str(conv.id)
+    conv.send_message("echo through MCP, find the notes, then ask a sub-agent")
+    conv.run()
+    check(status(conv) == "finished", "the run ends finished", status(conv))
+    obs = [e.observation for e in conv.state.events if type(e).__name__ == "ObservationEvent"]
+    names = [type(o).__name__ for o in obs]
+    check(names == ["MCPToolObservation", "GlobObservation", "TaskObservation"],
+          "the MCP tool, glob and task come back as upstream's observations", str(names))
+    check("hi-from-python" in obs[0].model_dump_json(), "the MCP server echoed", obs[0].model_dump_json()[:300])
+    check(any(f.endswith("notes.txt") for f in obs[1].files), "glob found the file", str(obs[1].files))
+    task = obs[2]
+    check(not task.is_error, "the sub-agent's task succeeded", task.model_dump_json()[:400])
+    check("child-answer-42" in task.model_dump_json(), "the sub-agent's answer is the observation", task.model_dump_json()[:400])
+    info = httpx.get(f"{URL}/api/conversations/{cid}", headers={"X-Session-API-Key": KEY}).json()
+    children = info.get("sub_conversation_ids") or []
+    check(len(children) == 1, "the parent lists its sub-conversation", str(children))
+    child = httpx.get(f"{URL}/api/conversations/{children[0]}", headers={"X-Session-API-Key": KEY}).json()
+    check(str(child.get("parent_conversation_id")).replace("-", "") == cid.replace("-", ""),
+          "the sub-conversation names its parent", str(child.get("parent_conversation_id")))
+    conv.close()
+
+
 if BROWSER:
     browser_case()
+    print("ALL OK", flush=True)
+    sys.exit(0)
+if EXTEND:
+    extend_case()
     print("ALL OK", flush=True)
     sys.exit(0)
 

@@ -128,3 +128,79 @@ fn official_client_runs_a_browser_conversation() {
         llm.violations()
     );
 }
+
+/// The entry point of server-everything in the MCP servers' cache the test set-up fills
+/// (`TANDEM_MCP_SERVERS`, else `~/.cache/tandem/mcp-servers`); `None` when it is missing and
+/// `TANDEM_REQUIRE_MCP` does not make that a failure.
+fn everything_js() -> Option<String> {
+    let dir = std::env::var_os("TANDEM_MCP_SERVERS")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| std::path::Path::new(&h).join(".cache/tandem/mcp-servers"))
+        })?;
+    let js = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if js.is_file() {
+        return Some(js.to_string_lossy().into_owned());
+    }
+    assert!(
+        std::env::var_os("TANDEM_REQUIRE_MCP").is_none(),
+        "{} is missing: run scripts/setup.sh",
+        js.display()
+    );
+    eprintln!(
+        "skipped: {} is missing (scripts/setup.sh installs it)",
+        js.display()
+    );
+    None
+}
+
+#[test]
+fn official_client_runs_mcp_servers_glob_and_sub_agents() {
+    let Some(everything) = everything_js() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("project");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("notes.txt"), "remember the milk\n").unwrap();
+    // One scripted model for parent and child, in the order they ask: the parent echoes through
+    // MCP, globs, hands a task over; the child answers; the parent ends.
+    let llm = ScriptedLlmServer::start(
+        Script::new([
+            Step::tool_call("echo", json!({"message": "hi-from-python"})),
+            Step::tool_call("glob", json!({"pattern": "**/*.txt"})),
+            Step::tool_call(
+                "task",
+                json!({"description": "answer", "prompt": "say the answer", "subagent_type": "general-purpose"}),
+            ),
+            Step::tool_call("finish", json!({"message": "child-answer-42"})),
+            Step::text("All done."),
+        ])
+        .with_no_tools_text("Compat extension run"),
+    );
+    let server =
+        TandemServer::start(&dir.path().join("home"), &[]).unwrap_or_else(|e| panic!("{e:#}"));
+    let out = run_python(
+        "official_client.py",
+        &[
+            "extend",
+            &server.url,
+            KEY,
+            &llm.base_url(),
+            &work.to_string_lossy(),
+            &everything,
+        ],
+        &[],
+        Duration::from_secs(120),
+    )
+    .unwrap_or_else(|e| {
+        panic!("the official client failed with mcp_config and task_tool_set:\n{e:#}")
+    });
+    assert!(out.contains("ALL OK"), "{out}");
+    assert!(
+        llm.violations().is_empty(),
+        "LLM request invariants: {:?}",
+        llm.violations()
+    );
+}

@@ -272,6 +272,20 @@ impl Tool for McpTool {
     fn close(&self) {
         self.server.close();
     }
+
+    /// Upstream's `MCPToolDefinition`, which its clients decode by `kind` and read the
+    /// server's own tool from (`mcp_tool`).
+    fn wire_definition(&self) -> Option<Map<String, Value>> {
+        let d = &self.definition;
+        let mut mcp_tool = Map::new();
+        mcp_tool.insert("name".into(), Value::from(self.remote_name.as_str()));
+        mcp_tool.insert("description".into(), Value::from(d.description.as_str()));
+        mcp_tool.insert("inputSchema".into(), d.parameters.clone());
+        let mut fields = Map::new();
+        fields.insert("kind".into(), Value::from("MCPToolDefinition"));
+        fields.insert("mcp_tool".into(), Value::Object(mcp_tool));
+        Some(fields)
+    }
 }
 
 #[cfg(test)]

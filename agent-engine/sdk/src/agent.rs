@@ -66,7 +66,7 @@ pub fn tool_definitions_json(tools: &ToolRegistry) -> Vec<Value> {
         .map(|t| {
             let d = t.definition();
             let a = d.annotations;
-            json!({
+            let mut entry = json!({
                 "description": d.description,
                 "action_type": d.action_type,
                 "observation_type": d.observation_type,
@@ -79,7 +79,11 @@ pub fn tool_definitions_json(tools: &ToolRegistry) -> Vec<Value> {
                 },
                 "kind": tool_class_name(&d.name),
                 "title": d.name,
-            })
+            });
+            if let (Some(fields), Some(obj)) = (t.wire_definition(), entry.as_object_mut()) {
+                obj.extend(fields);
+            }
+            entry
         })
         .collect()
 }

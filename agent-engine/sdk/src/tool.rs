@@ -130,6 +130,14 @@ pub trait Tool: Send + Sync {
     fn stops_on_pause(&self) -> bool {
         false
     }
+
+    /// Fields that replace the derived ones of this tool's entry in `SystemPromptEvent.tools`
+    /// (upstream's `ToolDefinition` JSON, whose `kind` its clients decode by): an MCP tool is
+    /// an `MCPToolDefinition` carrying its `mcp_tool`. `None`: the kind is derived from the
+    /// name (`file_editor` → `FileEditorTool`).
+    fn wire_definition(&self) -> Option<serde_json::Map<String, Value>> {
+        None
+    }
 }
 
 /// A tool whose input is one action struct and whose result is one observation struct.
