@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 pub use prompt::{PromptVars, render_system_prompt};
 pub use skill::Skill;
 pub use workspace::{
-    MAX_CONTEXT_FILE_BYTES, load_user_skills, load_workspace_skills, user_skills_dir,
+    MAX_CONTEXT_FILE_BYTES, load_user_skills, load_workspace_skills, tandem_home, user_skills_dir,
 };
 
 /// What shapes the model's instructions beyond the built-in prompt: skills, a suffix for the

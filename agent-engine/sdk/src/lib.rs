@@ -26,7 +26,7 @@ pub use agent::{llm_view, tool_schemas};
 pub use condenser::LlmSummarizingCondenser;
 pub use context::{
     AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, SkillActivation, load_user_skills,
-    load_workspace_skills, render_system_prompt, user_skills_dir,
+    load_workspace_skills, render_system_prompt, tandem_home, user_skills_dir,
 };
 pub use conversation::{
     Command, Conversation, ConversationClient, ConversationHandle, ConversationOptions,

@@ -84,11 +84,7 @@ fn quoted(fields: &[String]) -> String {
 /// or lose. The error says to set `TANDEM_HOME`; the CLI exits with it, and the desktop shows
 /// it in place of the local backend and still opens.
 pub fn tandem_home() -> Result<PathBuf, SettingsError> {
-    if let Some(h) = std::env::var_os("TANDEM_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(h));
-    }
-    let home = dirs::home_dir().ok_or(SettingsError::NoHome)?;
-    Ok(home.join(".tandem"))
+    tandem_sdk::tandem_home().ok_or(SettingsError::NoHome)
 }
 
 /// `$TANDEM_HOME/settings.json`:

@@ -74,14 +74,19 @@ pub fn load_workspace_skills(workspace: &Path) -> (Vec<Skill>, Vec<String>) {
     (loader.skills, loader.warnings)
 }
 
-/// The folder of the user's own skills: `$TANDEM_HOME/skills`, else `~/.tandem/skills` (where
-/// the CLI, the server and the desktop keep their settings); `None` without either.
-pub fn user_skills_dir() -> Option<PathBuf> {
-    let home = std::env::var_os("TANDEM_HOME")
+/// Tandem's home folder, where the CLI, the server and the desktop keep their settings and
+/// conversations: `$TANDEM_HOME`, else `~/.tandem`; `None` without either. The one definition
+/// (the server's settings loader turns `None` into its error).
+pub fn tandem_home() -> Option<PathBuf> {
+    std::env::var_os("TANDEM_HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::home_dir().map(|h| h.join(".tandem")))?;
-    Some(home.join("skills"))
+        .or_else(|| std::env::home_dir().map(|h| h.join(".tandem")))
+}
+
+/// The folder of the user's own skills: `skills` in [`tandem_home`].
+pub fn user_skills_dir() -> Option<PathBuf> {
+    Some(tandem_home()?.join("skills"))
 }
 
 /// Loads the `*.md` skills of the user's skill folder `dir` (see [`user_skills_dir`]), sorted
