@@ -12,6 +12,7 @@
 mod auth;
 mod bash;
 mod browser;
+mod children;
 mod config;
 mod conversations;
 pub mod cors;

@@ -253,6 +253,11 @@ fn table(upload_limit: usize) -> Vec<Route> {
         Route::delete("/api/conversations/{conversation_id}", conversations::delete)
             .ok::<SuccessResponse>()
             .doc("Closes and deletes the conversation's directory → SuccessResponse."),
+        Route::post("/api/conversations/{conversation_id}/children", crate::children::start_child)
+            .body::<crate::children::StartChildConversationRequest>()
+            .ok::<crate::children::StartChildConversationResponse>()
+            .creates()
+            .doc("Starts a child conversation (parent's LLM, tools less task, workspace) with `task` as its first message → 201 StartChildConversationResponse; 404 without the parent, 422 naming the field, 429 at capacity."),
         Route::post("/api/conversations/{conversation_id}/run", conversations::run)
             .ok::<SuccessResponse>()
             .doc("Starts the loop (approves pending actions); 409 while running, 429 at capacity."),

@@ -143,3 +143,43 @@ async fn tasks_are_child_conversations_listed_openable_and_pausable() {
         .collect();
     assert_eq!(listed.len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_children_route_starts_a_linked_child() {
+    let llm = crate::harness::llm(vec![Step::text("child done")]);
+    let server = TestServer::start().await;
+    let parent = server.create(&llm, json!({})).await;
+    let (status, body) = server
+        .post(
+            &format!("/api/conversations/{parent}/children"),
+            json!({"task": "count the files", "title": "counting"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["parent_conversation_id"], json!(parent));
+    assert_eq!(body["title"], "counting");
+    assert_eq!(body["isolation"], "shared");
+    let child = body["conversation_id"].as_str().unwrap().to_owned();
+    server.wait_status(&child, &["finished"]).await;
+    let (_, info) = server.get(&format!("/api/conversations/{child}")).await;
+    assert_eq!(info["parent_conversation_id"], json!(parent));
+    let (_, info) = server.get(&format!("/api/conversations/{parent}")).await;
+    assert_eq!(info["sub_conversation_ids"], json!([child]));
+
+    let missing = uuid::Uuid::new_v4();
+    let (status, _) = server
+        .post(
+            &format!("/api/conversations/{missing}/children"),
+            json!({"task": "x"}),
+        )
+        .await;
+    assert_eq!(status, 404);
+    let (status, body) = server
+        .post(
+            &format!("/api/conversations/{parent}/children"),
+            json!({"task": " "}),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["detail"][0]["loc"], json!(["body", "task"]));
+}

@@ -434,6 +434,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/children": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Starts a child conversation (parent's LLM, tools less task, workspace) with `task` as its first message → 201 StartChildConversationResponse
+         * @description Starts a child conversation (parent's LLM, tools less task, workspace) with `task` as its first message → 201 StartChildConversationResponse; 404 without the parent, 422 naming the field, 429 at capacity.
+         */
+        post: operations["post_api_conversations__conversation_id__children"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/condense": {
         parameters: {
             query?: never;
@@ -2437,6 +2457,35 @@ export interface components {
          * @enum {string}
          */
         Source: "agent" | "user" | "environment";
+        /** @description Payload to start a child conversation on the same server as its parent. */
+        StartChildConversationRequest: {
+            /**
+             * @description `worktree` or `shared`; this server always runs the child in the parent's directory
+             *     (`shared`), and says so in the response.
+             */
+            isolation?: string | null;
+            /** @description Self-contained brief delivered to the child as its first user message. */
+            task: string;
+            /** @description Optional title for the child conversation. */
+            title?: string | null;
+        };
+        /** @description Result of a child conversation launch. */
+        StartChildConversationResponse: {
+            /** @description The child's id. */
+            conversation_id: string;
+            /** @description The isolation applied: `shared`. */
+            isolation?: string | null;
+            /** @description The parent's id. */
+            parent_conversation_id: string;
+            /** @description The child's execution status after the launch. */
+            status: string;
+            /** @description The child's title. */
+            title?: string | null;
+            /** @description Link to the child conversation (none: clients open it by id). */
+            url?: string | null;
+            /** @description The child's working directory. */
+            workspace?: string | null;
+        };
         /** @description `POST /api/conversations`: start (or attach to) a conversation. */
         StartConversationRequest: {
             /** @description The agent: LLM (its key builds the LLM in memory and is never persisted), tools, prompt. */
@@ -3487,6 +3536,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_conversations__conversation_id__children: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartChildConversationRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartChildConversationResponse"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartChildConversationResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
         };
