@@ -40,6 +40,32 @@ pub fn describe_action(action: &Action) -> String {
         Action::BrowserRequestHandoff(b) => {
             format!("needs a person: {}", first_line(&b.reason, 100))
         }
+        Action::Glob(g) => match &g.path {
+            Some(p) => format!("find {} in {p}", g.pattern),
+            None => format!("find {}", g.pattern),
+        },
+        Action::Grep(g) => {
+            let mut out = format!("search /{}/", first_line(&g.pattern, 80));
+            if let Some(i) = &g.include {
+                out.push_str(&format!(" in {i}"));
+            }
+            if let Some(p) = &g.path {
+                out.push_str(&format!(" under {p}"));
+            }
+            out
+        }
+        Action::Task(t) => {
+            let what = t.description.as_deref().unwrap_or(&t.prompt);
+            match &t.resume {
+                Some(id) => format!(
+                    "resume {} sub-agent {id}: {}",
+                    t.subagent_type,
+                    first_line(what, 80)
+                ),
+                None => format!("{} sub-agent: {}", t.subagent_type, first_line(what, 80)),
+            }
+        }
+        Action::Mcp(m) => first_line(&serde_json::Value::Object(m.data.clone()).to_string(), 100),
         Action::Unknown(v) => first_line(&v.to_string(), 100),
         // The tool name already says what the rest do.
         _ => String::new(),
