@@ -262,3 +262,48 @@ async fn api_mcp_test_lists_tools_or_says_why_not() {
         "{body}"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_fails_on_tandem_serve_is_recorded_on_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let server = tokio::task::spawn_blocking(move || TandemServer::start(&home, &[]))
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let mut spec = AgentSpec::default_for(LlmConfig::new("openai/fake"));
+    spec.mcp_config = Some(json!({"mcpServers": {"broken": {"command": "/no/such/mcp-server"}}}));
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let ws = RemoteWorkspace::connect(&server.url, Some(KEY.into()), work.to_string_lossy())
+        .await
+        .unwrap();
+    let conv = ws
+        .create_conversation(&RemoteConversationOptions::new(spec))
+        .await
+        .unwrap();
+    let page: Value = reqwest::Client::new()
+        .get(format!(
+            "{}/api/conversations/{}/events/search",
+            server.url,
+            conv.id()
+        ))
+        .header("X-Session-API-Key", KEY)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let recorded = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "ConversationStateUpdateEvent" && e["key"] == "mcp_warnings")
+        .unwrap_or_else(|| panic!("no mcp_warnings event: {page}"));
+    let warning = recorded["value"][0].as_str().unwrap();
+    assert!(
+        warning.contains("MCP server `broken`: could not start"),
+        "{warning}"
+    );
+}

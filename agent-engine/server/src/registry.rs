@@ -227,6 +227,7 @@ impl Registry {
             tracing::warn!(conversation = %id, "{w}");
         }
         Baseline::ensure(handle.dir(), &workspace).await;
+        record_mcp_warnings(&handle, &set.mcp_warnings).await;
         let entry = self.entry(handle, set, llm, has_key, workspace);
         live.insert(id.to_owned(), Arc::clone(&entry));
         Ok(entry)
@@ -343,6 +344,7 @@ impl Registry {
         if let Some(analyzer) = req.security_analyzer.clone() {
             handle.set_security_analyzer(Some(analyzer)).await?;
         }
+        record_mcp_warnings(&handle, &set.mcp_warnings).await;
         let entry = self.entry(handle, set, llm, has_key, workspace);
         self.live.lock().await.insert(id, Arc::clone(&entry));
         Ok((entry, true))
@@ -589,6 +591,8 @@ pub struct ToolSet {
     pub terminal: Arc<TerminalTool>,
     /// The browser.
     pub browser: Option<Browser>,
+    /// Start-up warnings of the spec's MCP servers (a server that failed, a tool skipped).
+    pub mcp_warnings: Vec<String>,
 }
 
 /// The tools an agent spec names, made through the server's catalog in `env` (the
@@ -601,7 +605,17 @@ pub async fn build_tools(spec: &AgentSpec, server: &ServerConfig, env: ToolEnv) 
         None => TerminalTool::new(),
     });
     let slot = BrowserSlot::new();
-    let env = env.with(Arc::clone(&terminal)).with(slot.clone());
+    let warnings = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&warnings);
+    let mcp_warnings = tandem_mcp::McpWarnings(Arc::new(move |w: &str| {
+        if let Ok(mut all) = sink.lock() {
+            all.push(w.to_owned());
+        }
+    }));
+    let env = env
+        .with(Arc::clone(&terminal))
+        .with(slot.clone())
+        .with(mcp_warnings);
     let tools = tandem_tools::resolve_tools(spec, &server.tools, env)
         .await
         .map_err(|e| {
@@ -609,11 +623,28 @@ pub async fn build_tools(spec: &AgentSpec, server: &ServerConfig, env: ToolEnv) 
             loc.extend(e.path.iter().map(String::as_str));
             ApiError::field(&loc, "value_error", e.message, e.value)
         })?;
+    let mcp_warnings = warnings.lock().map(|w| w.clone()).unwrap_or_default();
     Ok(ToolSet {
         tools,
         terminal,
         browser: slot.get(),
+        mcp_warnings,
     })
+}
+
+/// Records MCP start-up warnings on the conversation as a `ConversationStateUpdateEvent` with
+/// key `mcp_warnings` (one line per failed server or skipped tool, naming it), so clients see
+/// why a server's tools are missing.
+async fn record_mcp_warnings(handle: &ConversationHandle, warnings: &[String]) {
+    if warnings.is_empty() {
+        return;
+    }
+    if let Err(e) = handle
+        .record_state("mcp_warnings", Value::from(warnings.to_vec()))
+        .await
+    {
+        tracing::warn!("cannot record the MCP warnings: {e}");
+    }
 }
 
 async fn default_tool_set(server: &ServerConfig, env: ToolEnv) -> ToolSet {
@@ -624,6 +655,7 @@ async fn default_tool_set(server: &ServerConfig, env: ToolEnv) -> ToolSet {
             tools: Vec::new(),
             terminal: Arc::new(TerminalTool::new()),
             browser: None,
+            mcp_warnings: Vec::new(),
         },
     }
 }
