@@ -100,6 +100,11 @@ impl Fixture {
     }
 
     async fn parent(&self) -> ConversationHandle {
+        self.parent_with(tandem_protocol::ConfirmationPolicy::NeverConfirm)
+            .await
+    }
+
+    async fn parent_with(&self, policy: tandem_protocol::ConfirmationPolicy) -> ConversationHandle {
         let id = uuid::Uuid::new_v4().to_string();
         let mut env = ToolEnv::new(self.workspace.path()).with(self.agents());
         env.conversation_id = id.clone();
@@ -118,6 +123,7 @@ impl Fixture {
         let mut options = ConversationOptions::new(agent, self.workspace.path().to_path_buf());
         options.id = Some(id);
         options.autotitle = false;
+        options.confirmation_policy = policy;
         let runtime = Runtime {
             llm: Arc::clone(&self.llm),
             tools,
@@ -526,5 +532,46 @@ async fn the_description_is_upstreams() {
     assert_eq!(
         ours[0]["function"]["parameters"]["required"],
         upstream["function"]["parameters"]["required"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_childs_actions_that_need_confirmation_are_rejected_not_waited_for() {
+    let responder: Responder = Arc::new(|request: &Value, _| {
+        if is_parent(request) {
+            return if role_texts(request, "tool").is_empty() {
+                Step::tool_call("task", json!({"prompt": "meet"}))
+            } else {
+                Step::text("ok")
+            };
+        }
+        match role_texts(request, "tool").first() {
+            None => Step::tool_call("rendezvous", json!({})),
+            Some(rejected) => Step::text(format!("could not: {rejected}")),
+        }
+    });
+    let fx = Fixture::new(responder, vec![rendezvous(1)]);
+    let parent = fx
+        .parent_with(tandem_protocol::ConfirmationPolicy::AlwaysConfirm)
+        .await;
+    run(&parent, "go").await;
+    // The parent's own task call waits for the person, who approves it.
+    assert_eq!(parent.status().as_str(), "waiting_for_confirmation");
+    parent.respond_to_confirmation(true, None).await.unwrap();
+    tokio::time::timeout(HANG, parent.wait_until_stopped())
+        .await
+        .unwrap();
+    assert_eq!(parent.status().as_str(), "finished");
+    let tools = role_texts(&fx.last_parent_request(), "tool");
+    assert!(tools[0].contains("Status: completed"), "{}", tools[0]);
+    assert!(
+        tools[0].contains("Nobody can confirm a sub-agent's actions here"),
+        "{}",
+        tools[0]
+    );
+    assert!(
+        !tools[0].contains("met"),
+        "the held action never ran: {}",
+        tools[0]
     );
 }
