@@ -166,7 +166,9 @@ async fn tandem_serve_with_mcp_config_and_filter_tools_regex() {
     config.api_key = Some("x".into());
     config.num_retries = 0;
     let mut spec = AgentSpec::default_for(config);
-    spec.mcp_config = Some(json!({"mcpServers": {"everything": stdio(&entry)}}));
+    let mut everything = stdio(&entry);
+    everything["env"] = json!({"EVERYTHING_TOKEN": "tok-mcp-secret-9"});
+    spec.mcp_config = Some(json!({"mcpServers": {"everything": everything}}));
     // Applied to the spec's tools and the MCP tools, not to the built-ins (as upstream).
     spec.filter_tools_regex = Some("terminal$|echo|get-sum".into());
     let work = dir.path().join("work");
@@ -194,6 +196,32 @@ async fn tandem_serve_with_mcp_config_and_filter_tools_regex() {
     assert!(
         last.contains("The sum of 19 and 23 is 42"),
         "the result reaches the model: {last}"
+    );
+    // The server's environment secret never comes back: not in the conversation's info, not in
+    // its events, not to the model.
+    let http = reqwest::Client::new();
+    for path in ["", "/events/search?limit=100"] {
+        let url = format!("{}/api/conversations/{}{path}", server.url, conv.id());
+        let body = http
+            .get(url)
+            .header("X-Session-API-Key", KEY)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(!body.contains("tok-mcp-secret-9"), "{path}: {body}");
+        if path.is_empty() {
+            let info: Value = serde_json::from_str(&body).unwrap();
+            let env = &info["agent"]["mcp_config"]["mcpServers"]["everything"]["env"];
+            assert_eq!(env["EVERYTHING_TOKEN"], "**********", "{info}");
+        }
+    }
+    assert!(
+        !requests
+            .iter()
+            .any(|r| r.to_string().contains("tok-mcp-secret-9"))
     );
 }
 

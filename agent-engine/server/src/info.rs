@@ -53,10 +53,52 @@ fn redact(value: &mut Value, how: Redact, has_key: bool) {
                     }
                 }
             }
+            if let Some(servers) = map.get_mut("mcp_config") {
+                hide_mcp_secrets(servers);
+            }
             map.values_mut().for_each(|v| redact(v, how, has_key));
         }
         Value::Array(items) => items.iter_mut().for_each(|v| redact(v, how, has_key)),
         _ => {}
+    }
+}
+
+/// An MCP config's credentials, `"**********"` in both REST replies and frames (upstream shows
+/// its secret strings so, and its client reads them back as strings): every `env` and
+/// `headers` value, and `auth` (a bare token, or the secret fields of a strategy).
+fn hide_mcp_secrets(config: &mut Value) {
+    let servers = match config.get_mut("mcpServers") {
+        Some(s) => s,
+        None => config,
+    };
+    let Some(servers) = servers.as_object_mut() else {
+        return;
+    };
+    let stars = || Value::from("**********");
+    for server in servers.values_mut().filter_map(Value::as_object_mut) {
+        for field in ["env", "headers"] {
+            if let Some(Value::Object(values)) = server.get_mut(field) {
+                values.values_mut().for_each(|v| *v = stars());
+            }
+        }
+        match server.get_mut("auth") {
+            Some(Value::String(token)) if token != "oauth" => *token = "**********".into(),
+            Some(Value::Object(auth)) => {
+                for (k, v) in auth.iter_mut() {
+                    if matches!(k.as_str(), "value" | "password" | "token" | "state")
+                        && !v.is_null()
+                    {
+                        *v = stars();
+                    }
+                    if k == "headers"
+                        && let Some(h) = v.as_object_mut()
+                    {
+                        h.values_mut().for_each(|v| *v = stars());
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
