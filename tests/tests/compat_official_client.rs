@@ -129,37 +129,12 @@ fn official_client_runs_a_browser_conversation() {
     );
 }
 
-/// The entry point of server-everything in the MCP servers' cache the test set-up fills
-/// (`TANDEM_MCP_SERVERS`, else `~/.cache/tandem/mcp-servers`); `None` when it is missing and
-/// `TANDEM_REQUIRE_MCP` does not make that a failure.
-fn everything_js() -> Option<String> {
-    let dir = std::env::var_os("TANDEM_MCP_SERVERS")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|h| std::path::Path::new(&h).join(".cache/tandem/mcp-servers"))
-        })?;
-    let js = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if js.is_file() {
-        return Some(js.to_string_lossy().into_owned());
-    }
-    assert!(
-        std::env::var_os("TANDEM_REQUIRE_MCP").is_none(),
-        "{} is missing: run scripts/setup.sh",
-        js.display()
-    );
-    eprintln!(
-        "skipped: {} is missing (scripts/setup.sh installs it)",
-        js.display()
-    );
-    None
-}
-
 #[test]
 fn official_client_runs_mcp_servers_glob_and_sub_agents() {
-    let Some(everything) = everything_js() else {
+    let Some(servers) = tandem_testkit::mcp_servers::servers_dir() else {
         return;
     };
+    let everything = tandem_testkit::mcp_servers::entry(&servers, "server-everything");
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("project");
     std::fs::create_dir_all(&work).unwrap();

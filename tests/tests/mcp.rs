@@ -18,25 +18,11 @@ use tandem_testkit::{Script, ScriptedLlmServer, Step};
 
 /// server-everything's entry script in the npm cache, or `None` (skip) when not installed.
 fn everything() -> Option<PathBuf> {
-    let dir = std::env::var_os("TANDEM_MCP_SERVERS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/tandem/mcp-servers"))
-        })?;
-    let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if entry.is_file() {
-        return Some(entry);
-    }
-    assert!(
-        std::env::var("TANDEM_REQUIRE_MCP").as_deref() != Ok("1"),
-        "TANDEM_REQUIRE_MCP=1 but the MCP servers are not installed in {} (run scripts/setup.sh)",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: MCP servers not installed in {} (run scripts/setup.sh)",
-        dir.display()
-    );
-    None
+    let dir = tandem_testkit::mcp_servers::servers_dir()?;
+    Some(PathBuf::from(tandem_testkit::mcp_servers::entry(
+        &dir,
+        "server-everything",
+    )))
 }
 
 fn stdio(entry: &Path) -> Value {

@@ -1,44 +1,12 @@
 //! Where the real MCP servers are, and running them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-/// The npm cache `scripts/setup.sh` fills: `$TANDEM_MCP_SERVERS`, else
-/// `~/.cache/tandem/mcp-servers`. `None` (with a message) when it is missing, unless
-/// `TANDEM_REQUIRE_MCP=1`, which makes a missing cache a failure.
-pub fn servers_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("TANDEM_MCP_SERVERS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/tandem/mcp-servers"))
-        })?;
-    let probe = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if probe.is_file() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("TANDEM_REQUIRE_MCP").as_deref() != Ok("1"),
-        "TANDEM_REQUIRE_MCP=1 but the MCP servers are not installed in {} (run scripts/setup.sh)",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: MCP servers not installed in {} (run scripts/setup.sh)",
-        dir.display()
-    );
-    None
-}
-
-/// The entry script of `@modelcontextprotocol/<package>`.
-pub fn entry(dir: &Path, package: &str) -> String {
-    dir.join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js")
-        .to_string_lossy()
-        .into_owned()
-}
+pub use tandem_testkit::mcp_servers::{entry, servers_dir};
 
 /// server-everything over stdio, as a config entry.
 pub fn everything_stdio(dir: &Path) -> Value {

@@ -67,6 +67,7 @@
 
 mod anthropic;
 mod invariants;
+pub mod mcp_servers;
 mod responses;
 mod server;
 pub mod site;
