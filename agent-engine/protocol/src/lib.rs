@@ -43,10 +43,10 @@ pub use event::{
     MessageEvent, ObservationEvent, PauseEvent, ServerErrorEvent, Source, StreamingDeltaEvent,
     SystemPromptEvent, UserRejectObservation, new_event_id, now_timestamp,
 };
+pub use mcp::{McpToolAction, McpToolObservation};
 pub use message::{
     Content, ImageContent, Message, MessageToolCall, Role, TextContent, ThinkingBlock,
 };
-pub use mcp::{McpToolAction, McpToolObservation};
 pub use observation::{
     CmdOutputMetadata, FileEditorObservation, FinishObservation, Observation,
     TaskTrackerObservation, TerminalObservation, ThinkObservation,

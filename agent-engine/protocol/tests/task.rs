@@ -66,7 +66,10 @@ fn observation_reads_like_upstream_for_the_model() {
         .collect();
     assert_eq!(
         texts,
-        ["Task ID: abc\nSubagent: general-purpose\nStatus: completed", "all done"]
+        [
+            "Task ID: abc\nSubagent: general-purpose\nStatus: completed",
+            "all done"
+        ]
     );
 
     let failed: Observation = TaskObservation::failure("boom".into()).into();
