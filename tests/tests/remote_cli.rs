@@ -413,3 +413,68 @@ fn on_a_terminal_a_refused_edit_reads_the_same_locally_and_on_a_server() {
         assert!(!shown.contains("running your edited action"), "{shown}");
     }
 }
+
+#[test]
+fn sub_agents_on_a_server_run_there_as_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let w = work.to_string_lossy().into_owned();
+    let server = TandemServer::start(&dir.path().join("server-home"), &[])
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let llm = ScriptedLlmServer::start(
+        Script::new([
+            Step::tool_call(
+                "task",
+                json!({"description": "look around", "prompt": "say child-ok"}),
+            ),
+            Step::tool_call("finish", json!({"message": "child-ok"})),
+            Step::tool_call("finish", json!({"message": "all done"})),
+        ])
+        .with_no_tools_text("Remote sub-agents"),
+    );
+    let out = tandem(
+        &dir.path().join("cli-home"),
+        &[
+            "run",
+            "ask a sub-agent",
+            "--sub-agents",
+            "--workspace",
+            &w,
+            "--model",
+            "openai/fake",
+            "--base-url",
+            &llm.base_url(),
+            "--api-key",
+            "x",
+            "--server",
+            &server.url,
+            "--session-key",
+            KEY,
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{text}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("▶ task: general-purpose sub-agent: look around"),
+        "{text}"
+    );
+    assert!(text.contains("↳ Task ID: "), "{text}");
+    let requests = llm.requests();
+    let answered = requests.iter().any(|r| {
+        r["tools"].as_array().is_some_and(|t| !t.is_empty())
+            && r["messages"].to_string().contains("child-ok")
+    });
+    assert!(answered, "the child's answer reached the parent's model");
+    let offered = requests.iter().any(|r| {
+        r["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "task"))
+    });
+    assert!(offered, "the server's agent was given the task tool");
+}

@@ -55,7 +55,8 @@ enum Cmd {
         /// Give the agent a browser: upstream's browser tools on Chromium (`browser_tool_set`).
         #[arg(long)]
         browser: bool,
-        /// Give the agent the tools of MCP servers: a JSON file in the `{"mcpServers": {...}}` form.
+        /// Give the agent the tools of MCP servers: a JSON file in the `{"mcpServers": {...}}` form
+        /// (with --server or --sandbox their commands run there).
         #[arg(long, value_name = "FILE")]
         mcp_config: Option<PathBuf>,
         /// Give the agent sub-agents: upstream's `task` tool (`task_tool_set`); each task runs
@@ -175,17 +176,12 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 (None, Some(url)) => Some(Elsewhere::Server(url)),
                 (None, None) => None,
             };
+            let extras = AgentExtras {
+                browser,
+                mcp_config,
+                sub_agents,
+            };
             if let Some(place) = elsewhere {
-                if sub_agents {
-                    bail!(
-                        "--sub-agents applies to local runs; ask for task_tool_set in the agent spec sent to the server"
-                    );
-                }
-                if mcp_config.is_some() {
-                    bail!(
-                        "--mcp-config applies to local runs; give the servers in the agent spec sent to the server"
-                    );
-                }
                 if max_budget.is_some() {
                     bail!(
                         "--max-budget applies to local runs; the agent server (or sandbox) sets its own limits"
@@ -196,7 +192,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                     workspace,
                     confirm,
                     max_iterations,
-                    browser,
+                    extras,
                     llm: &llm,
                 };
                 return match place {
@@ -225,16 +221,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             let (config, demo) = llm_for(&llm, &settings, None)?;
             let llm_client = client(&config)?;
             let mut spec = AgentSpec::default_for(config);
-            if browser {
-                spec.tools.extend(browser_specs());
-            }
-            spec.mcp_config = mcp_config;
-            if sub_agents {
-                spec.tools.push(tandem_protocol::ToolSpec {
-                    name: tandem_sdk::subagent::TASK_TOOL_SET.into(),
-                    params: Default::default(),
-                });
-            }
+            extras.apply(&mut spec);
             let mut options = ConversationOptions::new(spec, workspace.clone());
             let id = uuid::Uuid::new_v4().to_string();
             options.id = Some(id.clone());
@@ -350,6 +337,36 @@ fn llm_for(
 
 fn client(config: &LlmConfig) -> Result<Arc<dyn Llm>> {
     Ok(tandem_llm::agent_llm(config.clone())?)
+}
+
+/// What `tandem run`'s flags add to the default agent, the same wherever it runs (here, on a
+/// server, in a sandbox; MCP servers' commands then run there too).
+#[derive(Debug, Default)]
+pub struct AgentExtras {
+    /// `--browser`: upstream's browser tools.
+    pub browser: bool,
+    /// `--mcp-config`: the file's MCP servers.
+    pub mcp_config: Option<serde_json::Value>,
+    /// `--sub-agents`: upstream's `task` tool.
+    pub sub_agents: bool,
+}
+
+impl AgentExtras {
+    /// Adds what the flags asked for to `spec`.
+    pub fn apply(&self, spec: &mut AgentSpec) {
+        if self.browser {
+            spec.tools.extend(browser_specs());
+        }
+        if self.mcp_config.is_some() {
+            spec.mcp_config.clone_from(&self.mcp_config);
+        }
+        if self.sub_agents {
+            spec.tools.push(tandem_protocol::ToolSpec {
+                name: tandem_sdk::subagent::TASK_TOOL_SET.into(),
+                params: Default::default(),
+            });
+        }
+    }
 }
 
 /// The agent spec's entry for the browser: upstream's tools. Not the handoff: a terminal run

@@ -34,8 +34,8 @@ pub struct RunRequest<'a> {
     pub confirm: Option<String>,
     /// `--max-iterations`.
     pub max_iterations: u32,
-    /// `--browser`.
-    pub browser: bool,
+    /// `--browser`, `--mcp-config`, `--sub-agents`.
+    pub extras: super::AgentExtras,
     /// The LLM flags.
     pub llm: &'a LlmFlags,
 }
@@ -78,9 +78,7 @@ pub async fn run(
         }
     };
     let mut spec = AgentSpec::default_for(config);
-    if req.browser {
-        spec.tools.extend(super::browser_specs());
-    }
+    req.extras.apply(&mut spec);
     let mut options = RemoteConversationOptions::new(spec);
     options.confirmation_policy = policy;
     options.max_iterations = req.max_iterations;
