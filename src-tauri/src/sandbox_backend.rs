@@ -354,7 +354,17 @@ impl SandboxBackend {
     /// Ends the current sandbox, whatever its state: cancels its task, removes its container
     /// and its key. Answers its folder.
     async fn halt(&self) -> Option<String> {
-        let task = self.shared.lock().task.take();
+        let (task, creating) = {
+            let mut inner = self.shared.lock();
+            let creating = matches!(
+                inner.status.state,
+                SandboxState::Starting {
+                    step: StartStep::Creating,
+                    ..
+                }
+            );
+            (inner.task.take(), creating)
+        };
         if let Some(task) = task {
             task.abort();
             // Once it has ended it can no longer create a container behind our back.
@@ -371,11 +381,24 @@ impl SandboxBackend {
         };
         if let Some(docker) = docker {
             remove(&docker, id.as_deref()).await;
+            if creating {
+                // The aborted task may have sent the create request: the daemon finishes it
+                // without us, so its container can appear after the removal above.
+                for _ in 0..CREATE_SETTLE_CHECKS {
+                    tokio::time::sleep(CREATE_SETTLE_STEP).await;
+                    docker.remove_owned_by_this_process().await;
+                }
+            }
             self.shared.forget_key().await;
         }
         workspace
     }
 }
+
+/// After a start is cancelled while creating its container, how often and how far apart the
+/// containers of this process are looked for again (one the daemon was still creating).
+const CREATE_SETTLE_CHECKS: u32 = 6;
+const CREATE_SETTLE_STEP: Duration = Duration::from_millis(250);
 
 /// Removes sandbox `id` and anything else this process started (a start cancelled before it
 /// told the id), within [`STOP_TIMEOUT`].
