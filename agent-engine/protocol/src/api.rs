@@ -12,10 +12,12 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 mod browser;
+mod children;
 mod gateway;
 mod mcp;
 
 pub use browser::*;
+pub use children::*;
 pub use gateway::*;
 pub use mcp::*;
 

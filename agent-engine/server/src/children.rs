@@ -6,48 +6,14 @@ use axum::Json;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tandem_protocol::api::{StartChildConversationRequest, StartChildConversationResponse};
 use tandem_protocol::{DEFAULT_SUBAGENT, Message};
 use tandem_sdk::subagent::{builtin_subagents, child_title};
-use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::error::{ApiError, Result};
 use crate::extract::{ApiJson, conversation_id};
-
-/// Payload to start a child conversation on the same server as its parent.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-pub struct StartChildConversationRequest {
-    /// Self-contained brief delivered to the child as its first user message.
-    pub task: String,
-    /// Optional title for the child conversation.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// `worktree` or `shared`; this server always runs the child in the parent's directory
-    /// (`shared`), and says so in the response.
-    #[serde(default)]
-    pub isolation: Option<String>,
-}
-
-/// Result of a child conversation launch.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct StartChildConversationResponse {
-    /// The child's id.
-    pub conversation_id: String,
-    /// The parent's id.
-    pub parent_conversation_id: String,
-    /// The child's execution status after the launch.
-    pub status: String,
-    /// The child's title.
-    pub title: Option<String>,
-    /// Link to the child conversation (none: clients open it by id).
-    pub url: Option<String>,
-    /// The child's working directory.
-    pub workspace: Option<String>,
-    /// The isolation applied: `shared`.
-    pub isolation: Option<String>,
-}
 
 /// `POST /api/conversations/{id}/children`.
 pub async fn start_child(

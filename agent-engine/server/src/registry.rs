@@ -552,15 +552,6 @@ fn resolve_profile(config: &LlmConfig, profiles: &BTreeMap<String, LlmConfig>) -
     }
 }
 
-/// What the tools of conversation `id` are made with.
-fn tool_env(id: &str, dir: &Path, workspace: &Path, llm: &Arc<dyn Llm>) -> ToolEnv {
-    let mut env = ToolEnv::new(workspace);
-    env.conversation_id = id.to_owned();
-    env.conversation_dir = Some(dir.to_owned());
-    env.llm = Some(Arc::clone(llm));
-    env
-}
-
 /// An LLM that cannot be used; every call fails with the reason.
 struct UnavailableLlm {
     config: LlmConfig,

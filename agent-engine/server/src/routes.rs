@@ -254,8 +254,8 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .ok::<SuccessResponse>()
             .doc("Closes and deletes the conversation's directory → SuccessResponse."),
         Route::post("/api/conversations/{conversation_id}/children", crate::children::start_child)
-            .body::<crate::children::StartChildConversationRequest>()
-            .ok::<crate::children::StartChildConversationResponse>()
+            .body::<tandem_protocol::api::StartChildConversationRequest>()
+            .ok::<tandem_protocol::api::StartChildConversationResponse>()
             .creates()
             .doc("Starts a child conversation (parent's LLM, tools less task, workspace) with `task` as its first message → 201 StartChildConversationResponse; 404 without the parent, 422 naming the field, 429 at capacity."),
         Route::post("/api/conversations/{conversation_id}/run", conversations::run)

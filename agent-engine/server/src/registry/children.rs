@@ -78,7 +78,10 @@ impl Registry {
         workspace: &Path,
         llm: &Arc<dyn Llm>,
     ) -> tandem_sdk::ToolEnv {
-        let env = super::tool_env(id, dir, workspace, llm);
+        let mut env = tandem_sdk::ToolEnv::new(workspace);
+        env.conversation_id = id.to_owned();
+        env.conversation_dir = Some(dir.to_owned());
+        env.llm = Some(Arc::clone(llm));
         match self.sub_agents.get() {
             Some(agents) => env.with(Arc::clone(agents)),
             None => env,
