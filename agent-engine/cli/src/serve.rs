@@ -1,7 +1,10 @@
 //! `tandem serve`: the agent server on `--host`/`--port` (default 127.0.0.1:8000, as upstream).
 //!
-//! Session keys come from `--session-key` (repeatable), `TANDEM_SESSION_KEYS` (comma list),
-//! `OH_SESSION_API_KEYS_0..n` and `SESSION_API_KEY`; clients send one as `X-Session-API-Key`.
+//! Session keys come from `--session-key-file` (one key a line; the way that keeps keys out of
+//! the process list and of every environment), `TANDEM_SESSION_KEY`, `TANDEM_SESSION_KEYS`
+//! (comma list), `OH_SESSION_API_KEYS_0..n`, `SESSION_API_KEY` and `--session-key`
+//! (repeatable, visible to every local process in the process list, so it warns); clients send
+//! one as `X-Session-API-Key`.
 //! Without a key the server only binds loopback. Conversations live in
 //! `$TANDEM_HOME/conversations` (or `OH_CONVERSATIONS_PATH`); conversations created without a
 //! workspace work in `OH_WORKSPACE_PATH` or `$TANDEM_HOME/workspace`. LLM keys posted with a
@@ -32,9 +35,12 @@ pub struct ServeArgs {
     /// Port to bind (0 picks a free one).
     #[arg(long, default_value_t = 8000)]
     pub port: u16,
-    /// Accepted session key (repeatable); also TANDEM_SESSION_KEYS, OH_SESSION_API_KEYS_0.., SESSION_API_KEY.
+    /// Accepted session key (repeatable; visible in the process list: prefer --session-key-file); also TANDEM_SESSION_KEY, TANDEM_SESSION_KEYS, OH_SESSION_API_KEYS_0.., SESSION_API_KEY.
     #[arg(long = "session-key")]
     pub session_keys: Vec<String>,
+    /// File holding the accepted session key(s), one a line (blank lines and `#` comments skipped).
+    #[arg(long = "session-key-file", value_name = "PATH")]
+    pub session_key_file: Option<std::path::PathBuf>,
     /// Runs at once before `run` answers 429.
     #[arg(long)]
     pub max_concurrent_runs: Option<usize>,
@@ -50,7 +56,11 @@ pub struct ServeArgs {
 /// file whose LLM cannot work.
 pub fn config(args: &ServeArgs, home: &Path, settings: &SettingsFile) -> Result<ServerConfig> {
     let mut c = ServerConfig::from_env(home);
-    for k in &args.session_keys {
+    let from_file = match &args.session_key_file {
+        Some(path) => keys_from_file(path)?,
+        None => Vec::new(),
+    };
+    for k in from_file.iter().chain(&args.session_keys) {
         if !k.is_empty() && !c.session_keys.contains(k) {
             c.session_keys.push(k.clone());
         }
@@ -64,6 +74,26 @@ pub fn config(args: &ServeArgs, home: &Path, settings: &SettingsFile) -> Result<
         c.profiles.insert("default".into(), llm);
     }
     Ok(c)
+}
+
+/// The keys of a `--session-key-file`: one a line, blank lines and `#` comments skipped; an
+/// error naming the file when it cannot be read or holds no key.
+pub fn keys_from_file(path: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--session-key-file {}: cannot read it", path.display()))?;
+    let keys: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect();
+    if keys.is_empty() {
+        bail!(
+            "--session-key-file {}: the file holds no key (one key a line)",
+            path.display()
+        );
+    }
+    Ok(keys)
 }
 
 /// The CORS policy of `--allow-origin` and `TANDEM_ALLOWED_ORIGINS` (`env`); an entry that is
@@ -100,6 +130,11 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
         std::env::var("TANDEM_ALLOWED_ORIGINS").ok().as_deref(),
     )?;
     let mut config = config(&args, home, settings)?;
+    if !args.session_keys.is_empty() {
+        eprintln!(
+            "warning: --session-key is visible to every local process in the process list; prefer --session-key-file PATH or TANDEM_SESSION_KEY"
+        );
+    }
     // Kept alive while the server runs: the demo LLM answers on loopback.
     let _demo = match args.llm.as_deref() {
         None => None,
@@ -119,7 +154,7 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
     };
     if !ip.is_loopback() && config.session_keys.is_empty() {
         bail!(
-            "refusing to listen on {ip} without a session key: anyone who can reach it could run commands on this machine. Pass --session-key KEY (or set TANDEM_SESSION_KEYS), or bind 127.0.0.1"
+            "refusing to listen on {ip} without a session key: anyone who can reach it could run commands on this machine. Pass --session-key-file PATH (or set TANDEM_SESSION_KEY), or bind 127.0.0.1"
         );
     }
     let addr = SocketAddr::new(ip, args.port);
@@ -247,5 +282,23 @@ mod tests {
         let e = cors(&args(&[]), Some("https://ok.example,https://x.example/")).unwrap_err();
         assert!(e.to_string().starts_with("TANDEM_ALLOWED_ORIGINS: "), "{e}");
         assert!(e.to_string().contains("https://x.example/"), "{e}");
+    }
+
+    #[test]
+    fn session_keys_come_from_a_key_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys");
+        std::fs::write(&path, "# the server's keys\n  k-one \n\nk-two\n").unwrap();
+        assert_eq!(keys_from_file(&path).unwrap(), ["k-one", "k-two"]);
+        std::fs::write(&path, "# nothing\n\n").unwrap();
+        let e = keys_from_file(&path).unwrap_err().to_string();
+        assert!(e.contains("holds no key") && e.contains("keys"), "{e}");
+        let e = keys_from_file(&dir.path().join("missing"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--session-key-file ") && e.contains("missing"),
+            "{e}"
+        );
     }
 }

@@ -81,8 +81,8 @@ impl ServerConfig {
         }
     }
 
-    /// [`new`](Self::new) overridden by the environment: keys from `TANDEM_SESSION_KEYS`
-    /// (comma list), `OH_SESSION_API_KEYS_0..n` and `SESSION_API_KEY`; paths from
+    /// [`new`](Self::new) overridden by the environment: keys from `TANDEM_SESSION_KEY`,
+    /// `TANDEM_SESSION_KEYS` (comma list), `OH_SESSION_API_KEYS_0..n` and `SESSION_API_KEY`; paths from
     /// `OH_CONVERSATIONS_PATH`, `OH_WORKSPACE_PATH`, `OH_BASH_EVENTS_DIR`; limits from
     /// `OH_MAX_CONCURRENT_RUNS` and `OH_CONVERSATION_IDLE_TTL_SECONDS`; the default LLM
     /// profile from `LLM_MODEL` / `LLM_BASE_URL` / `LLM_API_KEY`; the profiles' encryption key
@@ -164,6 +164,9 @@ pub fn keys_from_env() -> Vec<String> {
             keys.push(k.to_owned());
         }
     };
+    if let Some(k) = env("TANDEM_SESSION_KEY") {
+        push(&k);
+    }
     if let Some(list) = env("TANDEM_SESSION_KEYS") {
         list.split(',').for_each(&mut push);
     }
