@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import type { WireEvent } from "../../api/types";
 import { initialTimeline, timelineReducer } from "../../store/timeline";
 import * as E from "../../test/events";
+import { llmRetryText } from "./describe";
+import { defaultFilter, filterItems } from "./filter";
 import { ItemView } from "./ItemView";
 
 const items = (events: WireEvent[]) => timelineReducer(initialTimeline(), { type: "events", events }).items;
@@ -145,3 +147,42 @@ function browserObservation(a: WireEvent, text: string, screenshot: string): Wir
 function control(value: Record<string, unknown>): WireEvent {
   return { ...E.status("running"), key: "browser_control", value } as unknown as WireEvent;
 }
+
+describe("LLM failures", () => {
+  const retry = (value: Record<string, unknown>) => ({ ...E.status("running"), key: "llm_retry", value }) as unknown as WireEvent;
+
+  it("shows the retry schedule of a failing LLM call, by default", () => {
+    const ev = retry({ model: "openai/gpt", code: "LLMServiceUnavailableError", message: "provider unavailable (HTTP 503): busy", retry: 2, max_retries: 5, wait_seconds: 8 });
+    const all = items([ev]);
+    render(<ItemView item={all[0]!} pending={false} />);
+    const row = screen.getByRole("status");
+    expect(row.textContent).toContain("LLM error LLMServiceUnavailableError, retry 2/5 in 8 s");
+    expect(row.textContent).toContain("HTTP 503): busy");
+    expect(row.textContent).toContain("Pause or interrupt");
+    // Shown with the default filter (an error), found by its text.
+    expect(filterItems(all, defaultFilter).length).toBe(1);
+    expect(filterItems(all, { ...defaultFilter, text: "503" }).length).toBe(1);
+    expect(llmRetryText({ code: "LLMRateLimitError", retry: 1, max_retries: 3, wait_seconds: 0.25 })).toBe("LLM error LLMRateLimitError, retry 1/3 in 0.3 s");
+    expect(llmRetryText({ code: "x" })).toBeNull();
+  });
+
+  it("marks an LLM error that is not retried, with what to do", () => {
+    const ev = {
+      ...E.status("error"),
+      kind: "ConversationErrorEvent",
+      code: "LLMConnectionError",
+      detail: "cannot reach the LLM at http://llm.invalid/v1: the host name `llm.invalid` does not resolve (check base_url)",
+      classification: { kind: "llm", retryable: false, user_action: "fix_config" },
+    } as unknown as WireEvent;
+    render(<ItemView item={items([ev])[0]!} pending={false} />);
+    const row = screen.getByRole("alert");
+    expect(row.textContent).toContain("LLM error (not retried)");
+    expect(row.textContent).toContain("check base_url");
+    expect(row.textContent).toContain("Fix the setting");
+
+    const transient = { ...ev, id: E.nextId(), code: "LLMServiceUnavailableError", classification: { kind: "transient", retryable: true, user_action: "retry" } } as unknown as WireEvent;
+    const { container } = render(<ItemView item={items([transient])[0]!} pending={false} />);
+    expect(container.textContent).toContain("Conversation error");
+    expect(container.querySelector(".permanent")).toBeNull();
+  });
+});

@@ -9,7 +9,7 @@ import { messageText, type ActionResult, type TimelineItem } from "../../store/t
 import { HANDOFF_TOOL } from "../browser/handoff";
 import { Screenshot } from "../browser/Screenshot";
 import { AnsiText } from "./AnsiText";
-import { actionArguments, actionHeadline, browserControlText, contentText } from "./describe";
+import { actionArguments, actionHeadline, browserControlText, contentText, LLM_RETRY_KEY, llmRetryDetail, llmRetryText } from "./describe";
 import { FileDiffView } from "./FileDiffView";
 import { RiskBadge } from "./RiskBadge";
 import { isTaskAction } from "./task";
@@ -142,12 +142,17 @@ export function ActionView({ ev, result, pending }: { ev: ActionEvent; result?: 
 
 function OtherView({ ev }: { ev: WireEvent }) {
   switch (ev.kind) {
-    case "ConversationErrorEvent":
+    case "ConversationErrorEvent": {
+      // An LLM error that is not retried (a wrong key, address or model) says so: waiting
+      // will not help, the setting its message names must change.
+      const permanent = ev.code.startsWith("LLM") && ev.classification?.retryable === false;
       return (
-        <div className="item error-event" role="alert">
-          <strong>Conversation error</strong> {ev.code}: {ev.detail}
+        <div className={`item error-event${permanent ? " permanent" : ""}`} role="alert">
+          <strong>{permanent ? "LLM error (not retried)" : "Conversation error"}</strong> {ev.code}: {ev.detail}
+          {permanent && <div className="hint">Fix the setting named above, then run again.</div>}
         </div>
       );
+    }
     case "PauseEvent":
       return <div className="item marker">‖ Paused</div>;
     case "InterruptEvent":
@@ -202,6 +207,17 @@ export const ItemView = memo(function ItemView({ item, pending }: { item: Timeli
     case "state": {
       const browser = item.event.key === "browser_control" ? browserControlText(item.event.value) : null;
       if (browser) return <div className="item marker browser-control">{browser}</div>;
+      const retry = item.event.key === LLM_RETRY_KEY ? llmRetryText(item.event.value) : null;
+      if (retry) {
+        const detail = llmRetryDetail(item.event.value);
+        return (
+          <div className="item marker llm-retry" role="status">
+            <strong>{retry}</strong>
+            {detail && <div className="obs-text">{detail}</div>}
+            <div className="hint">Pause or interrupt to stop waiting.</div>
+          </div>
+        );
+      }
       return (
         <div className="item state">
           {item.event.key}

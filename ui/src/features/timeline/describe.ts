@@ -107,6 +107,32 @@ export function browserControlText(value: unknown): string | null {
   return null;
 }
 
+/** The state-update key of an LLM call's retry announcement. */
+export const LLM_RETRY_KEY = "llm_retry";
+
+/** A wait in seconds as people read it: `8 s`, `0.5 s`, `2 min`. */
+function seconds(s: number): string {
+  if (s >= 120) return `${Math.round(s / 60)} min`;
+  return `${s >= 10 ? Math.round(s) : Number(s.toFixed(1))} s`;
+}
+
+/**
+ * The line for an `llm_retry` state update ("LLM error LLMRateLimitError, retry 2/5 in 8 s"),
+ * or null when `value` is not one.
+ */
+export function llmRetryText(value: unknown): string | null {
+  if (typeof value !== "object" || value === null) return null;
+  const v = value as Record<string, unknown>;
+  if (typeof v.retry !== "number" || typeof v.max_retries !== "number") return null;
+  const wait = typeof v.wait_seconds === "number" && Number.isFinite(v.wait_seconds) ? v.wait_seconds : 0;
+  return `LLM error ${str(v.code) || "(unknown)"}, retry ${v.retry}/${v.max_retries} in ${seconds(wait)}`;
+}
+
+/** The provider's message of an `llm_retry` state update. */
+export function llmRetryDetail(value: unknown): string {
+  return typeof value === "object" && value !== null ? str((value as Record<string, unknown>).message) : "";
+}
+
 export function resultText(r: ActionResult): string {
   if (r.kind === "ObservationEvent") return stripAnsi(contentText((r.observation as { content?: unknown }).content));
   if (r.kind === "UserRejectObservation") return r.rejection_reason ?? "";
@@ -124,6 +150,7 @@ export function itemText(item: TimelineItem): string {
       return resultText(item.event);
     case "state":
       if (item.event.key === "browser_control") return browserControlText(item.event.value) ?? "browser_control";
+      if (item.event.key === LLM_RETRY_KEY) return `${llmRetryText(item.event.value) ?? LLM_RETRY_KEY} ${llmRetryDetail(item.event.value)}`;
       return `${item.event.key ?? ""} ${typeof item.event.value === "string" ? item.event.value : ""}`;
     case "other":
       return otherText(item.event);

@@ -1,6 +1,6 @@
 // Timeline filters: by kind of row, by source, by text. Pure, so tests and the pane agree.
 import type { TimelineItem } from "../../store/timeline";
-import { itemText } from "./describe";
+import { itemText, LLM_RETRY_KEY } from "./describe";
 
 export type KindFilter = "message" | "action" | "error" | "state" | "other";
 export const ALL_KINDS: KindFilter[] = ["message", "action", "error", "state", "other"];
@@ -28,7 +28,9 @@ export function kindOf(item: TimelineItem): KindFilter {
       return item.event.kind === "ObservationEvent" && !item.event.observation.is_error ? "action" : "error";
     case "state":
       // Who drives the browser is history the person reviews, not noise: shown by default.
-      return item.event.key === "browser_control" ? "other" : "state";
+      if (item.event.key === "browser_control") return "other";
+      // A failed LLM call being retried is an error the person may act on (or cancel).
+      return item.event.key === LLM_RETRY_KEY ? "error" : "state";
     case "other":
       return item.event.kind === "ConversationErrorEvent" ? "error" : "other";
   }
