@@ -32,7 +32,7 @@ pub use openai::OpenAiChat;
 pub use prompt_tools::PromptToolCalling;
 pub use provider::{Protocol, Route, WireOptions, client_for};
 pub use responses::OpenAiResponses;
-pub use retry::RetryPolicy;
+pub use retry::{RetryNotice, RetryPolicy};
 pub use router::{FallbackRouter, MultimodalRouter, RandomRouter, RoundRobinRouter};
 
 /// One completion request.
@@ -46,6 +46,9 @@ pub struct LlmRequest {
     pub prompt_cache_key: Option<String>,
     /// Where streamed deltas go, when the caller wants them (streaming is used when set).
     pub on_delta: Option<tokio::sync::mpsc::UnboundedSender<StreamDelta>>,
+    /// Where each retry of a failed attempt is announced before its wait, when the caller
+    /// wants to show the schedule.
+    pub on_retry: Option<tokio::sync::mpsc::UnboundedSender<RetryNotice>>,
 }
 
 /// A piece of a streamed reply.

@@ -2,14 +2,29 @@
 //! `multiplier * 2^(n-1)` seconds clamped to `[min_wait, max_wait]`, or what the provider's
 //! `retry-after` asked for (capped at `max_wait`). Only [`LlmError::is_retryable`] errors are
 //! retried, and every wait ends early with [`LlmError::Cancelled`] when the token is cancelled.
+//! Each retry is announced ([`RetryNotice`]) before its wait, so a person sees the schedule.
 
 use std::future::Future;
 use std::time::Duration;
 
 use tandem_protocol::LlmConfig;
+use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{LlmError, Result};
+
+/// A failed attempt that is tried again, announced before the wait.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryNotice {
+    /// Why the attempt failed.
+    pub error: LlmError,
+    /// The retry that comes next (1 for the first).
+    pub retry: u32,
+    /// Retries allowed in all.
+    pub max_retries: u32,
+    /// How long until it.
+    pub wait: Duration,
+}
 
 /// How often and how patiently a failed call is tried again.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,7 +81,21 @@ impl RetryPolicy {
     /// Runs `attempt` (given the 0-based attempt number) until it succeeds, fails with an error
     /// that is not retryable, or the retries are used up; the last error is returned. Waits
     /// between attempts end with [`LlmError::Cancelled`] when `cancel` fires.
-    pub async fn run<T, F, Fut>(&self, cancel: &CancellationToken, mut attempt: F) -> Result<T>
+    pub async fn run<T, F, Fut>(&self, cancel: &CancellationToken, attempt: F) -> Result<T>
+    where
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        self.run_observed(cancel, None, attempt).await
+    }
+
+    /// [`run`](Self::run), announcing each retry to `on_retry` before its wait.
+    pub async fn run_observed<T, F, Fut>(
+        &self,
+        cancel: &CancellationToken,
+        on_retry: Option<&UnboundedSender<RetryNotice>>,
+        mut attempt: F,
+    ) -> Result<T>
     where
         F: FnMut(u32) -> Fut,
         Fut: Future<Output = Result<T>>,
@@ -92,6 +121,14 @@ impl RetryPolicy {
                 wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
                 "LLM call failed, retrying: {error}"
             );
+            if let Some(tx) = on_retry {
+                let _ = tx.send(RetryNotice {
+                    error,
+                    retry: number,
+                    max_retries: self.max_retries,
+                    wait,
+                });
+            }
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(LlmError::Cancelled),
@@ -203,6 +240,26 @@ mod tests {
             .await;
         assert_eq!(result, Err(unavailable()));
         assert_eq!(calls.load(Ordering::SeqCst), 6);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_retry_is_announced_before_its_wait() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let result = policy()
+            .run_observed(&CancellationToken::new(), Some(&tx), |n| async move {
+                if n < 2 { Err(unavailable()) } else { Ok(n) }
+            })
+            .await;
+        assert_eq!(result, Ok(2));
+        drop(tx);
+        let mut notices = Vec::new();
+        while let Some(n) = rx.recv().await {
+            notices.push((n.retry, n.max_retries, n.wait.as_secs(), n.error));
+        }
+        assert_eq!(
+            notices,
+            vec![(1, 5, 8, unavailable()), (2, 5, 16, unavailable())]
+        );
     }
 
     #[tokio::test]

@@ -34,6 +34,7 @@ async fn demo_tour_through_the_client() {
             tools: tools.clone(),
             prompt_cache_key: None,
             on_delta: Some(tx),
+            on_retry: None,
         };
         let response = llm
             .completion(request, CancellationToken::new())

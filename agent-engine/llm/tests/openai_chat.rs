@@ -412,16 +412,125 @@ async fn truncated_stream_is_malformed() {
     assert!(matches!(error, LlmError::MalformedResponse(_)), "{error:?}");
 }
 
+/// A client that would retry 5 times with waits of a minute, and a sink for its retry notices.
+fn patient_client(base_url: &str) -> OpenAiChat {
+    let mut config = config(base_url);
+    config.num_retries = 5;
+    config.retry_min_wait = 60.0;
+    config.retry_max_wait = 60.0;
+    OpenAiChat::new(config).unwrap()
+}
+
+/// Completes with a retry sink; the error and the retries announced. The deadline only guards
+/// against a hang: a retried call would wait a minute per retry.
+async fn fail_with_notices(llm: &OpenAiChat) -> (LlmError, Vec<tandem_llm::RetryNotice>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let call = llm.completion(
+        LlmRequest {
+            on_retry: Some(tx),
+            ..request()
+        },
+        CancellationToken::new(),
+    );
+    let error = tokio::time::timeout(Duration::from_secs(50), call)
+        .await
+        .expect("a permanent error was retried")
+        .unwrap_err();
+    let mut notices = Vec::new();
+    while let Ok(n) = rx.try_recv() {
+        notices.push(n);
+    }
+    (error, notices)
+}
+
 #[tokio::test]
-async fn connection_refused_is_a_connection_error() {
+async fn refused_loopback_port_fails_at_once_naming_base_url() {
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    let llm = OpenAiChat::new(config(&format!("http://127.0.0.1:{port}/v1"))).unwrap();
-    let error = complete(&llm, request()).await.unwrap_err();
-    assert!(matches!(&error, LlmError::Connection(_)), "{error:?}");
+    let llm = patient_client(&format!("http://127.0.0.1:{port}/v1"));
+    let (error, notices) = fail_with_notices(&llm).await;
+    assert!(matches!(&error, LlmError::Unreachable { .. }), "{error:?}");
+    assert!(!error.is_retryable());
     assert_eq!(error.code(), "LLMConnectionError");
+    let text = error.to_string();
+    assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+    assert!(text.contains("connection refused"), "{text}");
+    assert!(text.contains("check base_url"), "{text}");
+    assert!(notices.is_empty(), "{notices:?}");
+}
+
+#[tokio::test]
+async fn host_that_does_not_resolve_fails_at_once() {
+    let llm = patient_client("http://tandem-llm-host.invalid/v1");
+    let (error, notices) = fail_with_notices(&llm).await;
+    let LlmError::Unreachable { url, reason } = &error else {
+        panic!("{error:?}")
+    };
+    assert!(url.contains("tandem-llm-host.invalid"), "{url}");
+    assert!(reason.contains("does not resolve"), "{reason}");
+    assert!(notices.is_empty(), "{notices:?}");
+}
+
+#[tokio::test]
+async fn https_to_a_plain_http_server_fails_at_once() {
+    let server = ScriptedLlmServer::start(vec![Step::text("never")]);
+    let https = server.base_url().replacen("http://", "https://", 1);
+    let (error, notices) = fail_with_notices(&patient_client(&https)).await;
+    let LlmError::Unreachable { reason, .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert!(reason.contains("does not speak TLS"), "{reason}");
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(server.request_count(), 0);
+}
+
+#[tokio::test]
+async fn rejected_requests_fail_at_once_naming_the_fix() {
+    for (status, fix) in [
+        (401, "check the API key"),
+        (403, "check the API key"),
+        (404, "check base_url and the model name"),
+        (400, "check the model name"),
+    ] {
+        let server = ScriptedLlmServer::start(vec![
+            Step::error(status, "refused by the provider"),
+            Step::text("never"),
+        ]);
+        let (error, notices) = fail_with_notices(&patient_client(&server.base_url())).await;
+        assert!(!error.is_retryable(), "{status}: {error:?}");
+        let text = error.to_string();
+        assert!(text.contains(fix), "{status}: {text}");
+        assert!(text.contains("refused by the provider"), "{status}: {text}");
+        assert!(notices.is_empty(), "{status}: {notices:?}");
+        assert_eq!(server.request_count(), 1, "{status}");
+    }
+}
+
+#[tokio::test]
+async fn transient_error_is_retried_and_announced() {
+    let server = ScriptedLlmServer::start(vec![Step::error(503, "busy"), Step::text("ok")]);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let response = retrying_client(&server, 5)
+        .completion(
+            LlmRequest {
+                on_retry: Some(tx),
+                ..request()
+            },
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.message.text(), "ok");
+    assert_eq!(server.request_count(), 2);
+    let notice = rx.try_recv().unwrap();
+    assert_eq!((notice.retry, notice.max_retries), (1, 5));
+    assert!(matches!(
+        notice.error,
+        LlmError::ServiceUnavailable { status: 503, .. }
+    ));
+    assert!(rx.try_recv().is_err(), "one retry, one notice");
 }
 
 #[tokio::test]
@@ -560,6 +669,7 @@ async fn exact_request_body_and_headers() {
         tools: tools(),
         prompt_cache_key: Some("f3f1b9f3-463b-4c9e-8fd1-43761f3455e9".into()),
         on_delta: None,
+        on_retry: None,
     };
     complete(&llm, request).await.unwrap();
 

@@ -20,7 +20,7 @@ use tandem_llm::Llm;
 use tandem_protocol::{AgentSpec, ConfirmationPolicy, Extra, Message, SecurityRisk};
 use tokio::sync::oneshot;
 
-pub use actor::split_edit_note;
+pub use actor::{LLM_RETRY_KEY, split_edit_note};
 pub use client::ConversationClient;
 pub use handle::{ConversationHandle, ConversationView, RunState};
 

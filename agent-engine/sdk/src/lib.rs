@@ -30,7 +30,7 @@ pub use context::{
 };
 pub use conversation::{
     Command, Conversation, ConversationClient, ConversationHandle, ConversationOptions,
-    ConversationView, RunState, Runtime, split_edit_note,
+    ConversationView, LLM_RETRY_KEY, RunState, Runtime, split_edit_note,
 };
 pub use error::{Result, SdkError};
 pub use persistence::{

@@ -345,6 +345,7 @@ pub async fn ask_agent(
         tools: tool_schemas(&registry, true),
         prompt_cache_key: Some(live.handle.id().to_owned()),
         on_delta: None,
+        on_retry: None,
     };
     let llm = ask_llm(&live.llm);
     let cancel = CancellationToken::new();

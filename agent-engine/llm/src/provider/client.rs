@@ -214,7 +214,7 @@ impl<P: WireProtocol> Llm for ProtocolClient<P> {
             let body = Bytes::from(body);
             let on_delta = request.on_delta.as_ref();
             self.retry
-                .run(&cancel, |attempt| {
+                .run_observed(&cancel, request.on_retry.as_ref(), |attempt| {
                     let body = body.clone();
                     let cancel = &cancel;
                     async move {

@@ -83,7 +83,9 @@ impl Transport {
         let response = tokio::time::timeout(self.timeout, send)
             .await
             .map_err(|_| LlmError::Timeout(self.timeout))?
-            .map_err(|e| transport_error(&e, self.timeout))?;
+            .map_err(|e| {
+                unreachable(&e, &self.endpoint).unwrap_or_else(|| transport_error(&e, self.timeout))
+            })?;
         let status = response.status();
         if !status.is_success() {
             let headers = response.headers().clone();
@@ -144,6 +146,72 @@ pub(crate) fn transport_error(error: &reqwest::Error, timeout: Duration) -> LlmE
     } else {
         LlmError::Connection(message)
     }
+}
+
+/// The error for a request that cannot reach the server however often it is tried: the host
+/// name does not resolve, a loopback port refuses the connection (nothing listens there), the
+/// server's TLS certificate is refused, or the server does not speak TLS. `None` for the
+/// failures worth another try (timeouts, resets, a remote host refusing while it restarts).
+pub(crate) fn unreachable(error: &reqwest::Error, url: &Url) -> Option<LlmError> {
+    if error.is_timeout() {
+        return None;
+    }
+    let mut refused = false;
+    let mut chain = String::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            refused |= io.kind() == std::io::ErrorKind::ConnectionRefused;
+        }
+        chain.push_str(&cause.to_string().to_lowercase());
+        chain.push('\n');
+        source = cause.source();
+    }
+    let host = url.host_str().unwrap_or_default();
+    let port = url.port_or_known_default().unwrap_or_default();
+    let reason = if chain.contains("dns error")
+        || chain.contains("failed to lookup address")
+        || chain.contains("name or service not known")
+    {
+        format!("the host name `{host}` does not resolve")
+    } else if refused && is_loopback(url) {
+        format!("nothing listens on {host}:{port} (connection refused)")
+    } else if chain.contains("certificate") {
+        format!(
+            "the TLS certificate of `{host}` is not trusted ({})",
+            last_line(&chain)
+        )
+    } else if chain.contains("corrupt message") || chain.contains("wrong version number") {
+        format!("`{host}:{port}` does not speak TLS (should base_url start with http://?)")
+    } else {
+        return None;
+    };
+    let mut shown = url.clone();
+    // A key in the URL's user info never reaches a message.
+    let _ = shown.set_password(None);
+    let _ = shown.set_username("");
+    Some(LlmError::Unreachable {
+        url: shown.to_string(),
+        reason,
+    })
+}
+
+/// Whether `url` names this machine (`127.0.0.0/8`, `::1`, `localhost`).
+fn is_loopback(url: &Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => {
+            let name = host.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
+}
+
+/// The innermost cause in a lowercased error chain.
+fn last_line(chain: &str) -> &str {
+    chain.trim_end().rsplit('\n').next().unwrap_or_default()
 }
 
 /// What an assembler says after an event.

@@ -15,8 +15,8 @@ use crate::{Llm, LlmError, LlmRequest, LlmResponse, Result};
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(60);
 
 /// Tries its models in order. A model whose call fails in a way another provider may not
-/// (retryable errors that survived the model's own retries, authentication and configuration
-/// errors) is marked failed and skipped for a cool-down; the call moves on to the next model.
+/// (retryable errors that survived the model's own retries, authentication, configuration and
+/// unreachable-server errors) is marked failed and skipped for a cool-down; the call moves on to the next model.
 /// Errors about the request itself (bad request, context window, cancellation) are returned
 /// at once: another model would not help. When every model is cooling down, they are tried in
 /// order anyway rather than failing without a call. Time is tokio's clock, so tests can pause
@@ -73,7 +73,11 @@ impl FallbackRouter {
 
     /// Whether another model may succeed where this error failed.
     pub fn should_fall_back(error: &LlmError) -> bool {
-        error.is_retryable() || matches!(error, LlmError::Auth { .. } | LlmError::Config(_))
+        error.is_retryable()
+            || matches!(
+                error,
+                LlmError::Auth { .. } | LlmError::Config(_) | LlmError::Unreachable { .. }
+            )
     }
 
     /// The models' indices in the order the next call tries them: healthy ones first (in

@@ -24,6 +24,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use edit::split_edit_note;
+pub use step::LLM_RETRY_KEY;
 
 use super::Command;
 use super::handle::{ConversationView, Shared};
@@ -54,6 +55,11 @@ struct InFlight {
     is_llm: bool,
     /// A pause cancels it (sub-agents pause with their parent).
     stops_on_pause: bool,
+    /// The LLM call's retry announcements (recorded as `llm_retry` state updates).
+    retries: Option<mpsc::UnboundedReceiver<tandem_llm::RetryNotice>>,
+    /// The LLM call failed once and is being retried: a pause cancels it at once rather than
+    /// waiting out the backoff.
+    retrying: bool,
 }
 
 struct Actor {
@@ -116,8 +122,13 @@ impl Actor {
                 self.advance().await;
             }
             let mut inflight = self.inflight.take();
+            // Taken out so its branch and the step's future borrow different things.
+            let mut retries = inflight.as_mut().and_then(|f| f.retries.take());
             tokio::select! {
                 cmd = rx.recv() => {
+                    if let Some(f) = inflight.as_mut() {
+                        f.retries = retries;
+                    }
                     self.inflight = inflight;
                     match cmd {
                         Some(Command::Close { reply }) => {
@@ -135,12 +146,28 @@ impl Actor {
                         }
                     }
                 }
+                Some(notice) = async {
+                    match retries.as_mut() {
+                        Some(rx) => rx.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if let Some(f) = inflight.as_mut() {
+                        f.retries = retries;
+                    }
+                    self.inflight = inflight;
+                    self.on_llm_retry(&notice);
+                }
                 phase = async {
                     match inflight.as_mut() {
                         Some(f) => (&mut f.future).await,
                         None => std::future::pending().await,
                     }
                 } => {
+                    // A retry announced just before the call ended is still recorded.
+                    while let Some(notice) = retries.as_mut().and_then(|rx| rx.try_recv().ok()) {
+                        self.on_llm_retry(&notice);
+                    }
                     self.on_phase_done(phase).await;
                 }
             }

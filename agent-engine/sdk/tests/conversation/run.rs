@@ -369,3 +369,136 @@ async fn llm_failures_end_in_a_conversation_error() {
     assert_eq!(e.code, "LLMAuthenticationError");
     assert!(e.detail.contains("invalid api key"), "{}", e.detail);
 }
+
+/// A runtime whose LLM retries up to 5 times, waiting `wait` seconds between tries.
+fn retrying_runtime(s: &Setup, wait: f64) -> Runtime {
+    let mut config = LlmConfig::new("openai/scripted");
+    config.base_url = Some(s.server.base_url());
+    config.api_key = Some("sk-test".into());
+    config.num_retries = 5;
+    config.retry_min_wait = wait;
+    config.retry_max_wait = wait;
+    Runtime {
+        llm: Arc::new(OpenAiChat::new(config).unwrap()),
+        tools: vec![s.tool.clone(), Arc::new(FinishTool::new())],
+    }
+}
+
+fn retry_updates(events: &[Event]) -> Vec<Value> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::StateUpdate(u) if u.key == tandem_sdk::LLM_RETRY_KEY => Some(u.value.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Waits (with a deadline that only guards against a hang) until the run records a retry.
+async fn until_retry_recorded(h: &ConversationHandle) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while retry_updates(&h.events()).is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("no retry was recorded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transient_llm_error_is_retried_and_the_retry_is_an_event() {
+    let s = Setup::new(vec![Step::error(503, "overloaded"), Step::text("done")]);
+    let h = Conversation::create(&s.store, s.options(), retrying_runtime(&s, 0.0))
+        .await
+        .unwrap();
+    run_to_stop(&h, "hi").await;
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    assert_eq!(s.server.request_count(), 2);
+    let retries = retry_updates(&h.events());
+    assert_eq!(retries.len(), 1, "{retries:?}");
+    assert_eq!(retries[0]["code"], "LLMServiceUnavailableError");
+    assert_eq!(retries[0]["retry"], 1);
+    assert_eq!(retries[0]["max_retries"], 5);
+    assert_eq!(retries[0]["model"], "openai/scripted");
+    assert!(
+        retries[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("overloaded"),
+        "{retries:?}"
+    );
+    // Recorded like every event: it survives a reload.
+    let on_disk = tandem_sdk::EventLog::read(&h.dir().join("events")).unwrap();
+    assert_eq!(retry_updates(&on_disk.events).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permanent_llm_errors_are_not_retried() {
+    for (status, code) in [
+        (401, "LLMAuthenticationError"),
+        (404, "LLMBadRequestError"),
+        (400, "LLMBadRequestError"),
+    ] {
+        let s = Setup::new(vec![Step::error(status, "refused"), Step::text("never")]);
+        let h = Conversation::create(&s.store, s.options(), retrying_runtime(&s, 600.0))
+            .await
+            .unwrap();
+        run_to_stop(&h, "hi").await;
+        assert_eq!(h.status(), ExecutionStatus::Error, "{status}");
+        assert_eq!(s.server.request_count(), 1, "{status}");
+        let events = h.events();
+        assert!(retry_updates(&events).is_empty(), "{status}");
+        let Some(Event::ConversationError(e)) = events
+            .iter()
+            .find(|e| matches!(e, Event::ConversationError(_)))
+        else {
+            panic!("{status}: no error")
+        };
+        assert_eq!(e.code, code);
+        assert!(e.detail.contains("check"), "{status}: {}", e.detail);
+        assert_eq!(e.classification.as_ref().map(|c| c.retryable), Some(false));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_during_a_retry_wait_stops_the_run_at_once() {
+    let s = Setup::new(vec![Step::error(503, "down"), Step::text("never")]);
+    let h = Conversation::create(&s.store, s.options(), retrying_runtime(&s, 600.0))
+        .await
+        .unwrap();
+    h.send_message(Message::user("hi"), true).await.unwrap();
+    until_retry_recorded(&h).await;
+    h.interrupt().await.unwrap();
+    // The wait is ten minutes; the run stops long before.
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .expect("the retry wait was not cancelled");
+    assert_eq!(h.status(), ExecutionStatus::Paused);
+    assert_eq!(s.server.request_count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_during_a_retry_wait_stops_the_run_at_once() {
+    let s = Setup::new(vec![
+        Step::error(429, "slow down"),
+        Step::text("after the pause"),
+    ]);
+    let h = Conversation::create(&s.store, s.options(), retrying_runtime(&s, 600.0))
+        .await
+        .unwrap();
+    h.send_message(Message::user("hi"), true).await.unwrap();
+    until_retry_recorded(&h).await;
+    h.pause().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .expect("the retry wait was not cancelled");
+    assert_eq!(h.status(), ExecutionStatus::Paused);
+    assert_eq!(s.server.request_count(), 1);
+    // Running again starts the step afresh.
+    h.run().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .expect("run did not stop");
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    assert_eq!(s.server.request_count(), 2);
+}

@@ -41,6 +41,15 @@ impl Actor {
                         // Its observation still arrives, saying where it stopped.
                         f.cancel.cancel();
                     }
+                    if self
+                        .inflight
+                        .as_ref()
+                        .is_some_and(|f| f.is_llm && f.retrying)
+                    {
+                        // A failed LLM call waiting to be tried again stops now; the cancelled
+                        // call never becomes an event and the next run starts the step afresh.
+                        self.inflight = None;
+                    }
                     let leaf = self.leaf();
                     self.emit(Event::Pause(PauseEvent::new(Source::User, leaf)));
                     self.set_status(ExecutionStatus::Paused);

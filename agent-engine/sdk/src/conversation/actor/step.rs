@@ -18,6 +18,9 @@ use crate::secrets::Masker;
 use crate::stuck::StuckDetector;
 use crate::tool::ToolContext;
 
+/// The state-update key of an LLM call's retry announcement.
+pub const LLM_RETRY_KEY: &str = "llm_retry";
+
 impl Actor {
     /// Starts the next slow part, or ends the run.
     pub(super) async fn advance(&mut self) {
@@ -120,6 +123,8 @@ impl Actor {
             future,
             is_llm: true,
             stops_on_pause: false,
+            retries: None,
+            retrying: false,
         });
     }
 
@@ -154,11 +159,13 @@ impl Actor {
         let messages = shared_view(&self.shared, |v| llm_view(&v.events));
         let messages = mask_messages(messages, &self.masker);
         let on_delta = self.llm.config().stream.then(|| self.delta_forwarder());
+        let (on_retry, retries) = mpsc::unbounded_channel();
         let request = LlmRequest {
             messages,
             tools: self.schemas.clone(),
             prompt_cache_key: Some(self.shared.id.clone()),
             on_delta,
+            on_retry: Some(on_retry),
         };
         let cancel = CancellationToken::new();
         let llm = self.llm.clone();
@@ -170,7 +177,29 @@ impl Actor {
             future,
             is_llm: true,
             stops_on_pause: false,
+            retries: Some(retries),
+            retrying: false,
         });
+    }
+
+    /// Records a retry of the step's LLM call as an `llm_retry` state update (a
+    /// `ConversationStateUpdateEvent`, which upstream clients take as a state field they do not
+    /// use): what failed, which retry of how many, and the wait before it. A pause from now on
+    /// cancels the call at once.
+    pub(super) fn on_llm_retry(&mut self, notice: &tandem_llm::RetryNotice) {
+        if let Some(f) = self.inflight.as_mut().filter(|f| f.is_llm) {
+            f.retrying = true;
+        }
+        let value = serde_json::json!({
+            "model": self.llm.config().model,
+            "code": notice.error.code(),
+            "message": notice.error.to_string(),
+            "retry": notice.retry,
+            "max_retries": notice.max_retries,
+            "wait_seconds": notice.wait.as_secs_f64(),
+        });
+        let leaf = self.leaf();
+        self.emit(Event::state_update(LLM_RETRY_KEY, value, leaf));
     }
 
     /// Streams deltas to subscribers as transient events.
@@ -249,6 +278,8 @@ impl Actor {
             future,
             is_llm: false,
             stops_on_pause,
+            retries: None,
+            retrying: false,
         });
     }
 
@@ -274,7 +305,13 @@ impl Actor {
                         "llm".into()
                     },
                     retryable: e.is_retryable(),
-                    user_action: if matches!(e, LlmError::Auth { .. } | LlmError::Config(_)) {
+                    user_action: if matches!(
+                        e,
+                        LlmError::Auth { .. }
+                            | LlmError::Config(_)
+                            | LlmError::Unreachable { .. }
+                            | LlmError::BadRequest { status: 404, .. }
+                    ) {
                         "fix_config".into()
                     } else {
                         "retry".into()
