@@ -226,7 +226,63 @@ fn upstream_fixtures_survive_a_save_load_round_trip() {
 }
 
 #[test]
-fn list_reads_every_meta_and_skips_corrupt_ones() {
+fn conversations_without_meta_are_listed_and_their_entry_written_back() {
+    let (tmp, store) = store_with_fixtures();
+    // As upstream's SDK writes them: no meta.json at all.
+    for (id, _) in FIXTURES {
+        std::fs::remove_file(tmp.path().join(id).join("meta.json")).unwrap();
+    }
+    let listed = store.list();
+    let ids: Vec<&str> = listed.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    for (id, count) in FIXTURES {
+        let meta = listed.iter().find(|m| m.id == *id).unwrap();
+        let events = EventLog::read(&tmp.path().join(id).join("events")).unwrap();
+        assert_eq!(events.events.len(), *count);
+        // Created at the first event, updated at the last.
+        let time = |e: &Event| {
+            chrono::NaiveDateTime::parse_from_str(e.timestamp(), "%Y-%m-%dT%H:%M:%S%.f")
+                .unwrap()
+                .and_utc()
+        };
+        assert_eq!(meta.created_at, time(events.events.first().unwrap()));
+        assert_eq!(meta.updated_at, time(events.events.last().unwrap()));
+        assert_eq!(meta.title, None);
+        // Written back whole (the atomic write leaves no temp file behind).
+        let path = tmp.path().join(id).join("meta.json");
+        let on_disk: ConversationMeta =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(&on_disk, meta);
+        let leftovers: Vec<_> = std::fs::read_dir(tmp.path().join(id))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+    // Listed oldest first, and the same again from the written entries.
+    let again = store.list();
+    assert_eq!(again, listed);
+    let created: Vec<_> = listed.iter().map(|m| m.created_at).collect();
+    assert!(created.is_sorted(), "{created:?}");
+}
+
+#[test]
+fn a_conversation_open_for_writing_is_listed_but_not_written_back() {
+    let (tmp, store) = store_with_fixtures();
+    let (id, _) = FIXTURES[1];
+    let meta_path = tmp.path().join(id).join("meta.json");
+    std::fs::remove_file(&meta_path).unwrap();
+    let (_state, _meta, writer, _events) = store.load(id).unwrap();
+    assert!(store.list().iter().any(|m| m.id == id));
+    assert!(!meta_path.exists(), "written while a writer held the log");
+    drop(writer);
+    assert!(store.list().iter().any(|m| m.id == id));
+    assert!(meta_path.exists());
+}
+
+#[test]
+fn list_reads_every_meta_and_rebuilds_corrupt_ones() {
     let (tmp, store) = store_with_fixtures();
     let ids: Vec<String> = store.list().into_iter().map(|m| m.id).collect();
     assert_eq!(
@@ -243,6 +299,18 @@ fn list_reads_every_meta_and_skips_corrupt_ones() {
     )
     .unwrap();
     std::fs::create_dir(tmp.path().join("not-a-conversation")).unwrap();
+    // The unreadable entry is rebuilt from the state for the listing, and left as it is.
+    assert_eq!(store.list().len(), 3);
+    assert_eq!(
+        std::fs::read(tmp.path().join(FIXTURES[1].0).join("meta.json")).unwrap(),
+        b"{ not json"
+    );
+    // Without a readable state there is nothing to list.
+    std::fs::write(
+        tmp.path().join(FIXTURES[1].0).join("base_state.json"),
+        b"{ not json either",
+    )
+    .unwrap();
     assert_eq!(store.list().len(), 2);
     assert_eq!(
         ConversationStore::new(tmp.path().join("missing")).list(),

@@ -333,6 +333,14 @@ impl Registry {
                 options.meta_extra.insert(k.to_owned(), v);
             }
         }
+        // Upstream's `autotitle` field (default on); a conversation records it in meta.json.
+        if let Some(on) = options
+            .meta_extra
+            .get("autotitle")
+            .and_then(serde_json::Value::as_bool)
+        {
+            options.autotitle = on;
+        }
         drop(extra);
         let runtime = Runtime {
             llm: Arc::clone(&llm),
@@ -398,23 +406,34 @@ impl Registry {
         if let Some(l) = self.live.lock().await.get(id).cloned() {
             return Some(l.info());
         }
+        self.info_on_disk(id, None)
+    }
+
+    /// Info of conversation `id` as its files say, with its catalog entry when the caller has
+    /// it (else read, or made up when there is none).
+    fn info_on_disk(&self, id: &str, meta: Option<ConversationMeta>) -> Option<ConversationInfo> {
         let dir = self.store.dir_for(id).ok()?;
         let state = read_state(&dir)?;
-        let meta = read_meta(&dir)
+        let meta = meta
+            .or_else(|| read_meta(&dir))
             .unwrap_or_else(|| ConversationMeta::new(&state.id, None, chrono::Utc::now()));
         let mut info = conversation_info(&state, &meta, read_tags(&dir), false);
         info.sub_conversation_ids = children::children_of(&dir);
         Some(info)
     }
 
-    /// Every conversation's info, oldest first.
+    /// Every conversation's info, oldest first: every conversation directory on disk, including
+    /// those written without a catalog entry (the store rebuilds it from their events).
     pub async fn list(&self) -> Vec<ConversationInfo> {
         let mut out = Vec::new();
         for meta in self.store.list() {
             let id = crate::info_id(&meta.id);
-            if let Some(info) = self.info(&id).await {
-                out.push(info);
-            }
+            let live = self.live.lock().await.get(&id).cloned();
+            let info = match live {
+                Some(l) => Some(l.info()),
+                None => self.info_on_disk(&id, Some(meta)),
+            };
+            out.extend(info);
         }
         out
     }

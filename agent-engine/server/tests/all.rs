@@ -11,6 +11,7 @@ mod conversation_flow;
 mod custom_tools;
 mod fuzzed_input;
 mod gateway;
+mod listing;
 mod openapi;
 mod search_tools;
 mod server_info;

@@ -50,6 +50,12 @@ pub(crate) fn hex_id(id: &str) -> String {
         .collect()
 }
 
+/// An event's or entry's timestamp (RFC 3339, or a naive time read as UTC, as upstream
+/// writes them), if it is one.
+pub(crate) fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    iso_utc::parse(text).ok()
+}
+
 /// Timestamps the way Python's `datetime.isoformat()` writes them for UTC and upstream then
 /// suffixes `Z`: microseconds when non-zero (`2026-11-22T12:38:18.364500Z`), none otherwise.
 /// Any RFC 3339 time reads.
@@ -68,14 +74,17 @@ mod iso_utc {
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        // Upstream writes `Z`; a naive time (no zone) is read as UTC rather than refused.
-        DateTime::parse_from_rfc3339(&text)
+        parse(&text).map_err(|e| serde::de::Error::custom(format!("bad timestamp {text:?}: {e}")))
+    }
+
+    /// Upstream writes `Z`; a naive time (no zone) is read as UTC rather than refused.
+    pub(super) fn parse(text: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
+        DateTime::parse_from_rfc3339(text)
             .map(|t| t.with_timezone(&Utc))
             .or_else(|_| {
-                chrono::NaiveDateTime::parse_from_str(&text, "%Y-%m-%dT%H:%M:%S%.f")
+                chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
                     .map(|t| t.and_utc())
             })
-            .map_err(|e| serde::de::Error::custom(format!("bad timestamp {text:?}: {e}")))
     }
 }
 

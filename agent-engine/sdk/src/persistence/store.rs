@@ -7,7 +7,7 @@ use tandem_protocol::ConversationState;
 
 use super::atomic::{atomic_write, sync_dir};
 use super::event_log::{EventLog, LoadedLog, lock};
-use super::meta::{ConversationMeta, hex_id};
+use super::meta::{ConversationMeta, hex_id, parse_time};
 use crate::{Result, SdkError};
 
 /// `base_state.json`: the conversation state.
@@ -103,8 +103,12 @@ impl ConversationStore {
         Ok((dir, log))
     }
 
-    /// The catalog: the `meta.json` of every conversation, oldest first. A directory without a
-    /// readable `meta.json` is skipped with a warning; a missing root is an empty catalog.
+    /// The catalog: the `meta.json` of every conversation, oldest first; a missing root is an
+    /// empty catalog. A conversation without a `meta.json` (as upstream wrote some) is listed
+    /// with an entry rebuilt from its `base_state.json` and events, written back atomically
+    /// unless a writer has it open (one being created has no `meta.json` yet for a moment); an
+    /// unreadable `meta.json` is rebuilt the same way but left on disk as it is. A directory
+    /// without a readable `base_state.json` is skipped with a warning.
     pub fn list(&self) -> Vec<ConversationMeta> {
         let entries = match std::fs::read_dir(&self.root) {
             Ok(entries) => entries,
@@ -126,7 +130,17 @@ impl ConversationStore {
             if !is_conversation {
                 continue;
             }
-            match read_json::<ConversationMeta>(&dir.join(META)) {
+            let found = match read_json::<ConversationMeta>(&dir.join(META)) {
+                Ok(meta) => Ok(meta),
+                Err(e) => {
+                    let missing = !dir.join(META).exists();
+                    if !missing {
+                        tracing::warn!("{e}; listing {} from its state", dir.display());
+                    }
+                    self.rebuild_meta(&dir, missing)
+                }
+            };
+            match found {
                 Ok(meta) => metas.push(meta),
                 Err(e) => tracing::warn!("skipped conversation {}: {e}", dir.display()),
             }
@@ -137,6 +151,52 @@ impl ConversationStore {
                 .then_with(|| a.id.cmp(&b.id))
         });
         metas
+    }
+
+    /// The catalog entry of the conversation in `dir`, rebuilt from `base_state.json` and the
+    /// events: created at its first event and updated at its last (the state file's time when
+    /// there are none), its metrics from the state's stats, no title. With `write_back` it is
+    /// saved as `meta.json` (atomically, while holding the event log's lock, and only if no
+    /// `meta.json` appeared meanwhile); a writer holding the log leaves the disk untouched.
+    fn rebuild_meta(&self, dir: &Path, write_back: bool) -> Result<ConversationMeta> {
+        let state: ConversationState = read_json(&dir.join(BASE_STATE))?;
+        let events_dir = dir.join(EVENTS);
+        let events = if events_dir.is_dir() {
+            EventLog::read(&events_dir)?.events
+        } else {
+            Vec::new()
+        };
+        let modified = std::fs::metadata(dir.join(BASE_STATE))
+            .and_then(|m| m.modified())
+            .map(chrono::DateTime::<chrono::Utc>::from)
+            .unwrap_or_else(|_| chrono::Utc::now());
+        let at = |event: Option<&tandem_protocol::Event>| {
+            event
+                .and_then(|e| parse_time(e.timestamp()))
+                .unwrap_or(modified)
+        };
+        let id = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map_or_else(|| hex_id(&state.id), str::to_owned);
+        let mut meta = ConversationMeta::new(&id, None, at(events.first()));
+        meta.updated_at = at(events.last()).max(meta.created_at);
+        meta.metrics = serde_json::to_value(&state.stats).ok();
+        if write_back {
+            // No writer may be creating it (its meta.json comes right after the state).
+            let guard = if events_dir.is_dir() {
+                lock(&events_dir).ok()
+            } else {
+                None
+            };
+            let free = guard.is_some() || !events_dir.is_dir();
+            if free && !dir.join(META).exists() {
+                self.save_meta(dir, &meta)?;
+                tracing::info!("rebuilt the catalog entry of conversation {id}");
+            }
+            drop(guard);
+        }
+        Ok(meta)
     }
 
     /// Loads conversation `id`: its state, its catalog entry, the writer of its event log and
