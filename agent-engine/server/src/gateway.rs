@@ -32,6 +32,17 @@
 //! and ages them from their last update). Conversations created through `/api` and continued
 //! through the gateway are never deleted by it.
 //!
+//! **Titles.** Conversations the gateway starts are not titled by the LLM (a title is an
+//! extra paid call the client never sees), unless the request asks: a body field
+//! `"autotitle": true` (OpenAI SDKs send it with `extra_body`) or the header
+//! `X-Tandem-Autotitle: true`.
+//!
+//! **LLM failures** answer at once when they are permanent (a profile whose host does not
+//! resolve, a refused loopback port, a refused key, an unknown model): the error names what
+//! failed and what to check. A rate limit answers 429, an unavailable provider 503, a
+//! provider timeout 504, an overlong prompt 400 `context_length_exceeded`, anything else 502
+//! `agent_error`; a streamed request gets the same error as its last chunk before `[DONE]`.
+//!
 //! Errors anywhere under `/v1` (bad JSON, a missing field, an unknown model, route or
 //! `previous_response_id`, a wrong method, a wrong key, a failed run) answer OpenAI's
 //! `{"error": {"message", "type", "param", "code"}}`.
@@ -47,7 +58,7 @@ use std::convert::Infallible;
 
 use axum::Json;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -67,6 +78,8 @@ use crate::error::ApiError;
 pub const CONVERSATION_HEADER: &str = "x-openhands-serverconversation-id";
 /// Tandem's alias of [`CONVERSATION_HEADER`] in requests.
 pub const CONVERSATION_HEADER_ALIAS: &str = "x-tandem-conversation-id";
+/// Header a request sets to `true` to have its new conversation titled by the LLM.
+pub const AUTOTITLE_HEADER: &str = "x-tandem-autotitle";
 /// The model prefix of a profile.
 pub const MODEL_PREFIX: &str = "openhands_";
 
@@ -222,6 +235,35 @@ fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, GatewayError> {
         err.code = "invalid_request_body".into();
         err
     })
+}
+
+/// Whether a request asks for its new conversation to be titled by the LLM: the body field
+/// `autotitle` (a boolean) or the header [`AUTOTITLE_HEADER`] (`true`/`false`, `1`/`0`);
+/// off when neither says. 400 naming the field or header when it is not a boolean.
+fn wants_title(headers: &HeaderMap, extra: &tandem_protocol::Extra) -> Result<bool, GatewayError> {
+    if let Some(v) = extra.get("autotitle") {
+        return v.as_bool().ok_or_else(|| {
+            GatewayError::invalid(
+                format!("`autotitle` must be true or false, not {v}."),
+                Some("autotitle"),
+            )
+        });
+    }
+    let Some(raw) = headers.get(AUTOTITLE_HEADER) else {
+        return Ok(false);
+    };
+    match raw
+        .to_str()
+        .map(|s| s.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        Ok("true" | "1") => Ok(true),
+        Ok("false" | "0") => Ok(false),
+        _ => Err(GatewayError::invalid(
+            "The X-Tandem-Autotitle header must be `true` or `false`.",
+            Some("X-Tandem-Autotitle"),
+        )),
+    }
 }
 
 /// Puts the conversation's id in the answer's [`CONVERSATION_HEADER`].

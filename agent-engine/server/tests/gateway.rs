@@ -699,3 +699,157 @@ async fn a_profiles_key_goes_only_to_the_profiles_own_endpoint() {
         }
     }
 }
+
+/// The LLM requests that asked for a title (no tools), as text.
+fn title_requests(llm: &ScriptedLlmServer) -> Vec<String> {
+    llm.requests()
+        .into_iter()
+        .filter(|r| r.get("tools").is_none_or(Value::is_null))
+        .map(|r| r.to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn gateway_conversations_are_titled_only_when_the_request_asks() {
+    let llm = ScriptedLlmServer::with_responder(std::sync::Arc::new(|body: &Value, _| {
+        if body.get("tools").is_none_or(Value::is_null) {
+            Step::text("A generated title")
+        } else {
+            Step::text("ok")
+        }
+    }));
+    let t = start(&llm).await;
+    let ask = json!({"model": "openhands_default", "messages": [{"role": "user", "content": "x"}]});
+    let plain = post(&t, "/v1/chat/completions", ask.clone(), &[]).await;
+    assert_eq!(plain.status, 200, "{}", plain.text);
+    let plain = plain.conversation.unwrap();
+    let mut by_body = ask.clone();
+    by_body["autotitle"] = json!(true);
+    let titled = post(&t, "/v1/chat/completions", by_body, &[]).await;
+    assert_eq!(titled.status, 200, "{}", titled.text);
+    let titled = titled.conversation.unwrap();
+    let by_header = post(
+        &t,
+        "/v1/responses",
+        json!({"model": "openhands_default", "input": "x"}),
+        &[("X-Tandem-Autotitle", "true")],
+    )
+    .await;
+    assert_eq!(by_header.status, 200, "{}", by_header.text);
+    let by_header = by_header.conversation.unwrap();
+    // The asked-for titles arrive (the call runs beside the agent's turn).
+    for id in [&titled, &by_header] {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let (_, info) = t.get(&format!("/api/conversations/{id}")).await;
+            if info["title"] == "A generated title" {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no title: {info}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    // Only those two asked: the plain request cost no title call and has none.
+    assert_eq!(title_requests(&llm).len(), 2, "{:?}", title_requests(&llm));
+    let (_, info) = t.get(&format!("/api/conversations/{plain}")).await;
+    assert_eq!(info["title"], Value::Null, "{info}");
+    // A value that is not a boolean is refused, naming the field.
+    let mut bad = ask.clone();
+    bad["autotitle"] = json!("yes");
+    let r = post(&t, "/v1/chat/completions", bad, &[]).await;
+    let v = assert_openai_error(&r, 400, "invalid_request");
+    assert_eq!(v["error"]["param"], "autotitle");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_profile_whose_host_does_not_resolve_answers_its_error_at_once() {
+    let mut p = LlmConfig::new("openai/fake");
+    p.base_url = Some("http://tandem-gateway-llm.invalid/v1".into());
+    p.api_key = Some("sk-profile-key".into());
+    // The agent's usual schedule: 5 retries 8–64 s apart, minutes in all.
+    p.num_retries = 5;
+    p.retry_min_wait = 8.0;
+    p.retry_max_wait = 64.0;
+    p.retry_multiplier = 8.0;
+    let t = TestServer::start_with(|c| {
+        c.profiles.insert("default".into(), p);
+    })
+    .await;
+    let ask = json!({"model": "openhands_default", "messages": [{"role": "user", "content": "x"}]});
+    // `call` gives up after 60 s: a retried request would wait 8 s + 16 s + ... first.
+    let r = post(&t, "/v1/chat/completions", ask.clone(), &[]).await;
+    let v = assert_openai_error(&r, 502, "agent_error");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("tandem-gateway-llm.invalid"), "{message}");
+    assert!(message.contains("does not resolve"), "{message}");
+    assert!(message.contains("check base_url"), "{message}");
+    // No retry was scheduled.
+    let id = r.conversation.unwrap();
+    let events = t.events(&id).await;
+    assert!(
+        !events.iter().any(|e| e["key"] == "llm_retry"),
+        "{events:?}"
+    );
+    // Streamed, the same error is the last chunk before [DONE].
+    let mut streamed = ask;
+    streamed["stream"] = json!(true);
+    let r = post(&t, "/v1/chat/completions", streamed, &[]).await;
+    assert_eq!(r.status, 200);
+    let datas = r.datas();
+    let err: Value = serde_json::from_str(&datas[datas.len() - 2]).unwrap();
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(message.contains("does not resolve"), "{err}");
+    assert_eq!(datas.last().unwrap(), "[DONE]");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_provider_rate_limit_past_its_retries_answers_429() {
+    let llm = harness::llm(vec![Step::error(429, "slow down")]);
+    let t = start(&llm).await;
+    let r = post(
+        &t,
+        "/v1/chat/completions",
+        json!({"model": "openhands_default", "messages": [{"role": "user", "content": "x"}]}),
+        &[],
+    )
+    .await;
+    let v = assert_openai_error(&r, 429, "rate_limit_exceeded");
+    assert_eq!(v["error"]["type"], "rate_limit_error");
+    assert_eq!(llm.request_count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_streamed_request_sees_the_llm_retries_then_the_answer() {
+    let llm = harness::llm(vec![
+        Step::error(503, "overloaded right now"),
+        Step::tool_call("finish", json!({"message": "made it"})),
+    ]);
+    let mut p = profile(&llm);
+    p.num_retries = 3;
+    p.retry_min_wait = 0.5;
+    p.retry_max_wait = 0.5;
+    let t = TestServer::start_with(|c| {
+        c.profiles.insert("default".into(), p);
+    })
+    .await;
+    let r = post(
+        &t,
+        "/v1/chat/completions",
+        json!({"model": "openhands_default", "stream": true, "messages": [{"role": "user", "content": "x"}]}),
+        &[],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let comment = r
+        .text
+        .lines()
+        .find(|l| l.starts_with(": LLM error"))
+        .unwrap_or_else(|| panic!("no retry announced: {}", r.text));
+    assert!(
+        comment.contains("LLMServiceUnavailableError, retry 1/3 in 0.5 s"),
+        "{comment}"
+    );
+    assert!(comment.contains("overloaded right now"), "{comment}");
+    assert!(r.text.contains("made it"), "{}", r.text);
+    assert_eq!(llm.request_count(), 2);
+}

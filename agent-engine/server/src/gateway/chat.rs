@@ -8,13 +8,14 @@ use axum::response::sse::Event as SseEvent;
 use axum::response::{IntoResponse, Response};
 use tandem_protocol::{
     ChatChoice, ChatChunkChoice, ChatCompletionChunk, ChatCompletionRequest,
-    ChatCompletionResponse, ChatDelta, ChatMessage, ChatUsage,
+    ChatCompletionResponse, ChatDelta, ChatMessage, ChatUsage, Event,
 };
+use tandem_sdk::LLM_RETRY_KEY;
 
 use super::run::{self, Target, Tokens};
 use super::{
     CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS, GatewayError, input, name_conversation, now,
-    parse_body, profile_for, sse,
+    parse_body, profile_for, sse, wants_title,
 };
 use crate::AppState;
 
@@ -34,7 +35,8 @@ pub async fn chat(
 ) -> Result<Response, GatewayError> {
     let req: ChatCompletionRequest = parse_body(&body)?;
     let llm = profile_for(&state, &req.model)?;
-    let ask = input::from_chat(&req.messages)?;
+    let mut ask = input::from_chat(&req.messages)?;
+    ask.autotitle = wants_title(&headers, &req.extra)?;
     let named = headers
         .get(CONVERSATION_HEADER)
         .or_else(|| headers.get(CONVERSATION_HEADER_ALIAS))
@@ -115,8 +117,16 @@ pub async fn chat(
         ),
         None,
     ));
+    // The client sees a failing LLM call being retried (an SSE comment each, which OpenAI
+    // clients skip), not a silent wait.
+    let retries = tokio::spawn(announce_retries(
+        turn.live.handle.subscribe_live(),
+        tx.clone(),
+    ));
     tokio::spawn(async move {
-        match run::finish(&state, turn).await {
+        let finished = run::finish(&state, turn).await;
+        retries.abort();
+        match finished {
             Ok(answer) => {
                 let _ = tx.unbounded_send(chunk(
                     choice(
@@ -141,4 +151,41 @@ pub async fn chat(
         let _ = tx.unbounded_send(SseEvent::default().data("[DONE]"));
     });
     Ok(sse(rx, &id))
+}
+
+/// Sends each `llm_retry` state update of the conversation to the stream as an SSE comment
+/// (`: LLM error LLMRateLimitError, retry 1/5 in 8 s: <message>`), until the stream ends.
+pub(super) async fn announce_retries(
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    tx: futures::channel::mpsc::UnboundedSender<SseEvent>,
+) {
+    loop {
+        let event = match events.recv().await {
+            Ok(event) => event,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        let Event::StateUpdate(update) = event else {
+            continue;
+        };
+        if update.key != LLM_RETRY_KEY {
+            continue;
+        }
+        let v = &update.value;
+        let text = format!(
+            "LLM error {}, retry {}/{} in {} s: {}",
+            v["code"].as_str().unwrap_or_default(),
+            v["retry"],
+            v["max_retries"],
+            v["wait_seconds"].as_f64().unwrap_or_default(),
+            v["message"].as_str().unwrap_or_default(),
+        )
+        .replace(['\n', '\r'], " ");
+        if tx
+            .unbounded_send(SseEvent::default().comment(text))
+            .is_err()
+        {
+            return;
+        }
+    }
 }

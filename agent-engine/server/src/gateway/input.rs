@@ -13,6 +13,8 @@ pub struct Ask {
     pub content: Vec<Content>,
     /// Text appended to the agent's system prompt of a new conversation.
     pub system: Option<String>,
+    /// Whether a new conversation is titled by the LLM (off unless the request asks).
+    pub autotitle: bool,
 }
 
 fn image(url: &str) -> Content {
@@ -122,6 +124,7 @@ pub fn from_chat(messages: &[ChatMessage]) -> Result<Ask, GatewayError> {
     Ok(Ask {
         content,
         system: join(system),
+        autotitle: false,
     })
 }
 
@@ -194,5 +197,6 @@ pub fn from_responses(
     Ok(Ask {
         content,
         system: join(system),
+        autotitle: false,
     })
 }

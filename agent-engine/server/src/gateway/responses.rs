@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::Event as SseEvent;
 use axum::response::{IntoResponse, Response};
 use tandem_protocol::{
@@ -16,8 +16,9 @@ use tandem_protocol::{
     ResponseOutputText, ResponseRequest, ResponseStreamEvent, ResponseUsage,
 };
 
+use super::chat::announce_retries;
 use super::run::{self, Answer, Target, Tokens};
-use super::{GatewayError, input, name_conversation, parse_body, profile_for, sse};
+use super::{GatewayError, input, name_conversation, parse_body, profile_for, sse, wants_title};
 use crate::AppState;
 
 const PREFIX: &str = "resp_";
@@ -124,11 +125,13 @@ impl Shape {
 /// `POST /v1/responses`.
 pub async fn responses(
     State(state): State<AppState>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, GatewayError> {
     let req: ResponseRequest = parse_body(&body)?;
     let llm = profile_for(&state, &req.model)?;
-    let ask = input::from_responses(&req.input, req.instructions.as_deref())?;
+    let mut ask = input::from_responses(&req.input, req.instructions.as_deref())?;
+    ask.autotitle = wants_title(&headers, &req.extra)?;
     let target = match &req.previous_response_id {
         Some(prev) => {
             let unknown = || {
@@ -168,6 +171,11 @@ pub async fn responses(
     }
 
     let (tx, rx) = futures::channel::mpsc::unbounded::<SseEvent>();
+    // A failing LLM call being retried shows as SSE comments, not a silent wait.
+    let retries = tokio::spawn(announce_retries(
+        turn.live.handle.subscribe_live(),
+        tx.clone(),
+    ));
     let mut seq = 0u64;
     let mut send = move |mut ev: ResponseStreamEvent| {
         ev.sequence_number = seq;
@@ -183,6 +191,7 @@ pub async fn responses(
     send(with_response("response.in_progress", shape.object(None)));
     tokio::spawn(async move {
         let outcome = run::finish(&state, turn).await;
+        retries.abort();
         let text = match &outcome {
             Ok(a) => a.text.clone(),
             Err(_) => {

@@ -128,7 +128,10 @@ pub async fn start(
                 stuck_detection: None,
                 secrets: None,
                 tags: Some([(TAG.0.to_owned(), TAG.1.to_owned())].into_iter().collect()),
-                extra: Default::default(),
+                // A title costs an LLM call the client never sees: only when asked.
+                extra: [("autotitle".to_owned(), json!(ask.autotitle))]
+                    .into_iter()
+                    .collect(),
             };
             let (live, _) = state.registry.create(start).await?;
             (live, true)
@@ -229,11 +232,15 @@ fn answer(turn: &Turn) -> Result<Answer, GatewayError> {
             Event::AgentError(a) if a.base.source == Source::Agent => Some(a.error.clone()),
             _ => None,
         });
-        let (http, code) = match status {
+        let llm_code = events.iter().rev().find_map(|e| match e {
+            Event::ConversationError(ConversationErrorEvent { code, .. }) => Some(code.as_str()),
+            _ => None,
+        });
+        let (http, kind, code) = match status {
             ExecutionStatus::Paused | ExecutionStatus::WaitingForConfirmation => {
-                (StatusCode::CONFLICT, "agent_stopped")
+                (StatusCode::CONFLICT, "server_error", "agent_stopped")
             }
-            _ => (StatusCode::BAD_GATEWAY, "agent_error"),
+            _ => llm_failure(llm_code),
         };
         return Err(GatewayError::new(
             http,
@@ -243,9 +250,35 @@ fn answer(turn: &Turn) -> Result<Answer, GatewayError> {
                     status.as_str()
                 )
             }),
-            "server_error",
+            kind,
             code,
         ));
     }
     Ok(Answer { text, usage })
+}
+
+/// The status, OpenAI error type and code of a run that failed with the conversation error
+/// `code`: what a client can act on (wait and retry, shorten the prompt) keeps its own status;
+/// a provider that refused the profile's key, model or address is the gateway's upstream
+/// failing (502), never the client's own key (401) or request (400).
+fn llm_failure(code: Option<&str>) -> (StatusCode, &'static str, &'static str) {
+    match code {
+        Some("LLMRateLimitError") => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "rate_limit_exceeded",
+        ),
+        Some("LLMServiceUnavailableError") => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            "llm_unavailable",
+        ),
+        Some("LLMTimeoutError") => (StatusCode::GATEWAY_TIMEOUT, "server_error", "timeout"),
+        Some("LLMContextWindowExceedError") => (
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "context_length_exceeded",
+        ),
+        _ => (StatusCode::BAD_GATEWAY, "server_error", "agent_error"),
+    }
 }
