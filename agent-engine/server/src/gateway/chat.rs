@@ -66,7 +66,7 @@ pub async fn chat(
     let completion_id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
     let created = now();
     if !req.stream {
-        let answer = run::finish(&state, turn).await?;
+        let answer = run::finish(turn).await?;
         let body = ChatCompletionResponse {
             id: completion_id,
             object: "chat.completion".into(),
@@ -119,12 +119,9 @@ pub async fn chat(
     ));
     // The client sees a failing LLM call being retried (an SSE comment each, which OpenAI
     // clients skip), not a silent wait.
-    let retries = tokio::spawn(announce_retries(
-        turn.live.handle.subscribe_live(),
-        tx.clone(),
-    ));
+    let retries = tokio::spawn(announce_retries(turn.subscribe(), tx.clone()));
     tokio::spawn(async move {
-        let finished = run::finish(&state, turn).await;
+        let finished = run::finish(turn).await;
         retries.abort();
         match finished {
             Ok(answer) => {
@@ -153,17 +150,22 @@ pub async fn chat(
     Ok(sse(rx, &id))
 }
 
-/// Sends each `llm_retry` state update of the conversation to the stream as an SSE comment
-/// (`: LLM error LLMRateLimitError, retry 1/5 in 8 s: <message>`), until the stream ends.
+/// Sends each `llm_retry` state update of the turn (those already recorded, then the later
+/// ones) to the stream as an SSE comment (`: LLM error LLMRateLimitError, retry 1/5 in 8 s:
+/// <message>`), until the stream ends.
 pub(super) async fn announce_retries(
-    mut events: tokio::sync::broadcast::Receiver<Event>,
+    (past, mut events): (Vec<Event>, tokio::sync::broadcast::Receiver<Event>),
     tx: futures::channel::mpsc::UnboundedSender<SseEvent>,
 ) {
+    let mut past = past.into_iter();
     loop {
-        let event = match events.recv().await {
-            Ok(event) => event,
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        let event = match past.next() {
+            Some(event) => event,
+            None => match events.recv().await {
+                Ok(event) => event,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            },
         };
         let Event::StateUpdate(update) = event else {
             continue;

@@ -164,7 +164,7 @@ pub async fn responses(
         previous: req.previous_response_id,
     };
     if !req.stream {
-        let outcome = Ok(run::finish(&state, turn).await?);
+        let outcome = Ok(run::finish(turn).await?);
         let mut resp = Json(shape.object(Some(&outcome))).into_response();
         name_conversation(&mut resp, &conversation);
         return Ok(resp);
@@ -172,10 +172,7 @@ pub async fn responses(
 
     let (tx, rx) = futures::channel::mpsc::unbounded::<SseEvent>();
     // A failing LLM call being retried shows as SSE comments, not a silent wait.
-    let retries = tokio::spawn(announce_retries(
-        turn.live.handle.subscribe_live(),
-        tx.clone(),
-    ));
+    let retries = tokio::spawn(announce_retries(turn.subscribe(), tx.clone()));
     let mut seq = 0u64;
     let mut send = move |mut ev: ResponseStreamEvent| {
         ev.sequence_number = seq;
@@ -190,7 +187,7 @@ pub async fn responses(
     send(with_response("response.created", shape.object(None)));
     send(with_response("response.in_progress", shape.object(None)));
     tokio::spawn(async move {
-        let outcome = run::finish(&state, turn).await;
+        let outcome = run::finish(turn).await;
         retries.abort();
         let text = match &outcome {
             Ok(a) => a.text.clone(),

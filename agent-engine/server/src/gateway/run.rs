@@ -63,15 +63,15 @@ pub struct Answer {
     pub usage: Tokens,
 }
 
-/// A turn whose run has started.
+/// A turn whose run has started. The wait for its run (bounded by `gateway_timeout`) is
+/// already a task of its own, so nothing the client does can leave the run unbounded.
 pub struct Turn {
     /// The conversation.
     pub live: Arc<Live>,
     /// Its dashed id.
     pub id: String,
     from: usize,
-    before: Tokens,
-    _in_use: InUse,
+    waiter: tokio::task::JoinHandle<Result<Answer, GatewayError>>,
 }
 
 impl std::fmt::Debug for Turn {
@@ -80,6 +80,23 @@ impl std::fmt::Debug for Turn {
             .field("id", &self.id)
             .finish_non_exhaustive()
     }
+}
+
+impl Turn {
+    /// The turn's events so far (from its message on) and a receiver of the later ones.
+    pub fn subscribe(&self) -> (Vec<Event>, tokio::sync::broadcast::Receiver<Event>) {
+        let (events, rx) = self.live.handle.subscribe();
+        (events.into_iter().skip(self.from).collect(), rx)
+    }
+}
+
+/// A turn being waited for.
+struct Running {
+    live: Arc<Live>,
+    id: String,
+    from: usize,
+    before: Tokens,
+    _in_use: InUse,
 }
 
 /// Where a turn runs.
@@ -103,13 +120,47 @@ pub fn parse_id(raw: &str, param: &str) -> Result<String, GatewayError> {
         })
 }
 
-/// Starts the turn: the message is sent and the agent runs.
+/// Starts the turn: the message is sent, the agent runs, and the wait for the run begins. All
+/// of it is a task of its own: a client that goes away while the turn starts (its request
+/// dropped) cannot leave a run that the gateway's timeout never stops.
 pub async fn start(
     state: &AppState,
     llm: LlmConfig,
     ask: Ask,
     target: Target,
 ) -> Result<Turn, GatewayError> {
+    let st = state.clone();
+    tokio::spawn(async move {
+        let running = begin(&st, llm, ask, target).await?;
+        let (live, id, from) = (Arc::clone(&running.live), running.id.clone(), running.from);
+        let waiter = tokio::spawn(async move { wait(&st, running).await });
+        Ok(Turn {
+            live,
+            id,
+            from,
+            waiter,
+        })
+    })
+    .await
+    .unwrap_or_else(|e| Err(internal(&e)))
+}
+
+/// The error of a gateway task that failed.
+fn internal(e: &tokio::task::JoinError) -> GatewayError {
+    GatewayError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        format!("The gateway's task for the run failed: {e}"),
+        "server_error",
+        "internal_error",
+    )
+}
+
+async fn begin(
+    state: &AppState,
+    llm: LlmConfig,
+    ask: Ask,
+    target: Target,
+) -> Result<Running, GatewayError> {
     let (live, made) = match target {
         Target::Existing(id) => (state.registry.get(&id).await?, false),
         Target::New(id) => {
@@ -169,7 +220,7 @@ pub async fn start(
         let st = state.clone();
         tokio::spawn(async move { Retained::sweep(&st).await });
     }
-    Ok(Turn {
+    Ok(Running {
         live,
         id,
         from,
@@ -181,21 +232,11 @@ pub async fn start(
 /// Waits for the turn's run and reads its answer; a run past `gateway_timeout` is
 /// interrupted (504). The wait is a task of its own, so a client that goes away does not
 /// cancel it: the run still ends within the timeout and the conversation is released after.
-pub async fn finish(state: &AppState, turn: Turn) -> Result<Answer, GatewayError> {
-    let st = state.clone();
-    tokio::spawn(async move { wait(&st, turn).await })
-        .await
-        .unwrap_or_else(|e| {
-            Err(GatewayError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("The gateway's wait for the run failed: {e}"),
-                "server_error",
-                "internal_error",
-            ))
-        })
+pub async fn finish(turn: Turn) -> Result<Answer, GatewayError> {
+    turn.waiter.await.unwrap_or_else(|e| Err(internal(&e)))
 }
 
-async fn wait(state: &AppState, turn: Turn) -> Result<Answer, GatewayError> {
+async fn wait(state: &AppState, turn: Running) -> Result<Answer, GatewayError> {
     let waited = tokio::time::timeout(
         state.config.gateway_timeout,
         turn.live.handle.wait_until_stopped(),
@@ -217,7 +258,7 @@ async fn wait(state: &AppState, turn: Turn) -> Result<Answer, GatewayError> {
     answer(&turn).map_err(|e| e.in_conversation(&turn.id))
 }
 
-fn answer(turn: &Turn) -> Result<Answer, GatewayError> {
+fn answer(turn: &Running) -> Result<Answer, GatewayError> {
     let view = turn.live.handle.view();
     let events = view.events.get(turn.from..).unwrap_or(&[]);
     let usage = Tokens::of(&view.state).since(turn.before);
