@@ -644,11 +644,13 @@ fn serve_shows_the_key_it_made_on_a_terminal() {
         Duration::from_secs(60),
     );
     let (stdout, stderr) = text(&out);
+    // `Open the UI: …/ui/#key=K` with a UI (the embedded page counts), else the key alone.
     let key = stdout
         .lines()
         .find_map(|l| {
-            l.trim()
-                .strip_prefix("Session key (send it as X-Session-API-Key): ")
+            let l = l.trim();
+            l.strip_prefix("Session key (send it as X-Session-API-Key): ")
+                .or_else(|| l.split_once("/ui/#key=").map(|(_, k)| k))
         })
         .unwrap_or_else(|| panic!("no key shown:\n{stdout}\n{stderr}"));
     assert_eq!(key.len(), 64, "{key}");
