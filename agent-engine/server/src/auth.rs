@@ -114,8 +114,10 @@ pub async fn authenticate(socket: &mut WebSocket, keys: &[String], pre: Option<S
     first_frame(socket, keys).await
 }
 
-/// Why a Tandem socket that got a key in its URL or a header is closed.
-pub const KEY_ONLY_IN_FIRST_FRAME: &str = "This socket takes the session key only in its first frame {\"type\":\"auth\",\"session_api_key\":...}, never in the URL or a header";
+/// Why a Tandem socket that got a key in its URL or a header is closed (a close frame's reason
+/// holds at most 123 bytes).
+pub const KEY_ONLY_IN_FIRST_FRAME: &str =
+    "Send the session key in the first frame {\"type\":\"auth\"}, never in the URL or a header";
 
 /// Authenticates an accepted Tandem socket (PTY, VNC, browser): the first frame must be an auth
 /// frame with a valid key within [`AUTH_TIMEOUT`]. A request that carried a key up front
