@@ -2,6 +2,7 @@
 # Sets Tandem up on a fresh Debian 12 machine and starts it.
 #   scripts/run.sh            # the desktop app (with a display), else the same UI in a browser
 #   scripts/run.sh --serve    # force the browser mode even with a display
+#   scripts/run.sh --serve --no-auth   # ... without a session key (any local process may drive it)
 # With a display ($DISPLAY or $WAYLAND_DISPLAY) it builds the UI and the desktop app
 # (src-tauri, crate tandem-desktop) and launches it: the app runs the engine in-process on
 # loopback. Without one it runs `tandem serve` on 127.0.0.1, which serves ui/dist at /ui/ and
@@ -52,5 +53,8 @@ case "$llm_status" in
   1) args+=(--llm demo) ;;
   *) exit "$llm_status" ;;
 esac
-# `tandem serve` binds 127.0.0.1, serves ui/dist at /ui/ and prints the URL to open.
+# `tandem serve` binds 127.0.0.1, serves ui/dist at /ui/ and prints the URL to open, with the
+# session key it makes for this run (`#key=…`) when it prints to a terminal: the key lives in
+# the server's memory only, so the agent's commands cannot find it. `--no-auth` (passed through)
+# runs without one, and says what that allows.
 exec "$target/debug/tandem" "${args[@]}" "$@"

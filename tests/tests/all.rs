@@ -6,6 +6,7 @@ mod compat_official_client;
 mod compat_openai;
 mod compat_upstream;
 mod embedded_ui;
+mod hostile_agent;
 mod mcp;
 mod remote_cli;
 mod sandbox;

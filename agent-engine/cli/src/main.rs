@@ -109,7 +109,7 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -117,6 +117,13 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Before any thread starts: the server may re-execute itself without its credentials.
+    if let Cmd::Serve(args) = &mut cli.command
+        && let Err(e) = serve::shed_credentials(args)
+    {
+        eprintln!("error: {e:#}");
+        return ExitCode::from(2);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TANDEM_LOG")

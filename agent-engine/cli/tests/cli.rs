@@ -587,3 +587,72 @@ fn run_with_sub_agents_runs_a_task_as_a_child_conversation() {
         parent_id
     );
 }
+
+/// `tandem serve` with no key given makes one: the API refuses a client without it, and piped
+/// output (a log) never shows it; `--no-auth` opens the API (and refuses keys alongside).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_makes_a_key_unless_told_no_auth() {
+    let home = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let served = Served::start(home.path(), &[]);
+    let resp = http
+        .get(format!("{}/api/conversations/search", served.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401, "a key was made and is needed");
+    drop(served);
+
+    let open = Served::start(home.path(), &["--no-auth"]);
+    let resp = http
+        .get(format!("{}/api/conversations/search", open.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200, "--no-auth opens the API");
+    drop(open);
+
+    let env = Env::new();
+    let out = env
+        .cmd(None)
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--no-auth",
+            "--session-key",
+            "k-123456789",
+        ])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--no-auth"), "{stderr}");
+}
+
+/// On a terminal the made key is shown (and only there): 64 hex digits.
+#[test]
+fn serve_shows_the_key_it_made_on_a_terminal() {
+    let env = Env::new();
+    let tandem = env!("CARGO_BIN_EXE_tandem");
+    let mut cmd = env.cmd(None);
+    cmd.env("TANDEM_UI_DIR", env.home.path().join("no-ui"));
+    let out = run_on_terminal(
+        &cmd,
+        &format!("timeout -s INT 8 '{tandem}' serve --host 127.0.0.1 --port 0"),
+        b"",
+        Duration::from_secs(60),
+    );
+    let (stdout, stderr) = text(&out);
+    // `Open the UI: …/ui/#key=K` with a UI (the embedded page counts), else the key alone.
+    let key = stdout
+        .lines()
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("Session key (send it as X-Session-API-Key): ")
+                .or_else(|| l.split_once("/ui/#key=").map(|(_, k)| k))
+        })
+        .unwrap_or_else(|| panic!("no key shown:\n{stdout}\n{stderr}"));
+    assert_eq!(key.len(), 64, "{key}");
+    assert!(key.chars().all(|c| c.is_ascii_hexdigit()), "{key}");
+}

@@ -10,6 +10,7 @@
 mod anthropic;
 pub mod completion_log;
 mod error;
+pub mod held_env;
 mod openai;
 pub mod prices;
 pub mod prompt_tools;

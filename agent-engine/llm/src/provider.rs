@@ -289,8 +289,7 @@ pub fn with_env_key(mut config: LlmConfig) -> LlmConfig {
     let has_key = config.api_key.as_deref().is_some_and(|k| !k.is_empty());
     if !has_key
         && let Some(var) = route(&config).key_env
-        && let Ok(key) = std::env::var(var)
-        && !key.trim().is_empty()
+        && let Some(key) = crate::held_env::var(var)
     {
         config.api_key = Some(key.trim().to_owned());
     }

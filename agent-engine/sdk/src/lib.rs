@@ -9,9 +9,11 @@
 //! Depends on `tandem-protocol` and `tandem-llm`; knows nothing of HTTP servers or Tauri.
 
 mod agent;
+pub mod agent_env;
 pub mod condenser;
 mod context;
 mod conversation;
+mod credentials;
 mod error;
 mod persistence;
 pub mod remote;
@@ -32,6 +34,7 @@ pub use conversation::{
     Command, Conversation, ConversationClient, ConversationHandle, ConversationOptions,
     ConversationView, LLM_RETRY_KEY, RunState, Runtime, split_edit_note,
 };
+pub use credentials::{KnownCredentials, MIN_MASKED_LEN, known_credentials};
 pub use error::{Result, SdkError};
 pub use persistence::{
     ConversationMeta, ConversationStore, EventLog, LoadedLog, atomic_write, unmatched_actions,

@@ -14,6 +14,8 @@ pub const SECRET_MASK: &str = "<secret-hidden>";
 #[derive(Clone, Default)]
 pub struct Masker {
     matcher: Option<Arc<AhoCorasick>>,
+    /// The longest value's length in bytes.
+    longest: usize,
 }
 
 impl std::fmt::Debug for Masker {
@@ -39,12 +41,19 @@ impl Masker {
         }
         // Longest first so that a secret containing another is masked whole.
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        let longest = values.first().map_or(0, String::len);
         let matcher = AhoCorasick::builder()
             .match_kind(aho_corasick::MatchKind::LeftmostLongest)
             .build(&values)
             .ok()
             .map(Arc::new);
-        Self { matcher }
+        Self { matcher, longest }
+    }
+
+    /// The length in bytes of the longest value masked (0 for none): how much of a stream to
+    /// hold back so a value split across chunks is still caught.
+    pub fn longest(&self) -> usize {
+        self.longest
     }
 
     /// Whether there is nothing to mask.
@@ -359,14 +368,27 @@ impl SecretRegistry {
         serde_json::json!({ "secret_sources": sources })
     }
 
-    fn rebuild_masker(&mut self) {
+    /// A masker for these secrets and the `extra` values (the host's credentials).
+    pub fn masker_with(&self, extra: &[String]) -> Masker {
+        if extra.is_empty() {
+            return self.masker.clone();
+        }
+        Masker::new(self.values().chain(extra.iter().map(String::as_str)))
+    }
+
+    /// Every value masked: current ones, fetched ones and retired ones.
+    fn values(&self) -> impl Iterator<Item = &str> {
         let statics = self.sources.values().filter_map(|s| match s {
             SecretSource::Static { value, .. } => Some(value.as_str()),
             SecretSource::Lookup { .. } => None,
         });
         let fetched = self.looked_up.values().map(String::as_str);
         let retired = self.retired.iter().map(String::as_str);
-        self.masker = Masker::new(statics.chain(fetched).chain(retired));
+        statics.chain(fetched).chain(retired)
+    }
+
+    fn rebuild_masker(&mut self) {
+        self.masker = Masker::new(self.values());
     }
 }
 

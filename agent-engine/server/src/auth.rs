@@ -1,7 +1,11 @@
 //! Session-key authentication: the `X-Session-API-Key` header on every `/api` route (and a
-//! Bearer token on the `/v1` gateway), and for sockets the header, the deprecated
-//! `session_api_key` query parameter, or a first frame `{"type":"auth","session_api_key"}`
-//! within 10 seconds — else the socket closes with 4001.
+//! Bearer token on the `/v1` gateway), and for sockets a first frame
+//! `{"type":"auth","session_api_key"}` within 10 seconds — else the socket closes with 4001.
+//! Upstream's sockets (`/sockets/events`, `/sockets/bash-events`) also take the header or the
+//! deprecated `session_api_key` query parameter, as upstream's clients send them; Tandem's own
+//! (PTY, VNC, browser) refuse a key in the URL or a header ([`authenticate_first_frame`]), so
+//! it never sits in a URL, a proxy's log or a browser's history. Nothing here logs a key or a
+//! request's URI.
 
 use std::time::Duration;
 
@@ -107,6 +111,36 @@ pub async fn authenticate(socket: &mut WebSocket, keys: &[String], pre: Option<S
         close(socket, CLOSE_UNAUTHORIZED, "Authentication failed").await;
         return false;
     }
+    first_frame(socket, keys).await
+}
+
+/// Why a Tandem socket that got a key in its URL or a header is closed (a close frame's reason
+/// holds at most 123 bytes).
+pub const KEY_ONLY_IN_FIRST_FRAME: &str =
+    "Send the session key in the first frame {\"type\":\"auth\"}, never in the URL or a header";
+
+/// Authenticates an accepted Tandem socket (PTY, VNC, browser): the first frame must be an auth
+/// frame with a valid key within [`AUTH_TIMEOUT`]. A request that carried a key up front
+/// (`sent_up_front`: the header or `?session_api_key=`) is closed with 4001 and
+/// [`KEY_ONLY_IN_FIRST_FRAME`], valid or not. Returns false once closed.
+pub async fn authenticate_first_frame(
+    socket: &mut WebSocket,
+    keys: &[String],
+    sent_up_front: bool,
+) -> bool {
+    if keys.is_empty() {
+        return true;
+    }
+    if sent_up_front {
+        close(socket, CLOSE_UNAUTHORIZED, KEY_ONLY_IN_FIRST_FRAME).await;
+        return false;
+    }
+    first_frame(socket, keys).await
+}
+
+/// Waits for the auth frame; closes with 4001 and returns false when it is not one with a
+/// valid key.
+async fn first_frame(socket: &mut WebSocket, keys: &[String]) -> bool {
     let first = tokio::time::timeout(AUTH_TIMEOUT, async {
         loop {
             match socket.recv().await {

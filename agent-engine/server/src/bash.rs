@@ -176,6 +176,9 @@ impl BashService {
             .arg("-c")
             .arg(&cmd.command)
             .current_dir(&cwd)
+            // Never the server's environment (its credentials): the agent's allowlist.
+            .env_clear()
+            .envs(tandem_sdk::agent_env::agent_env())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -324,14 +327,16 @@ fn output_of(
     stdout: Option<String>,
     stderr: Option<String>,
 ) -> BashOutput {
+    // Second line: a credential the server knows is hidden should it reach an output.
+    let masker = tandem_sdk::known_credentials().masker();
     BashOutput {
         id: uuid::Uuid::new_v4().simple().to_string(),
         timestamp: now().0,
         command_id: command_id.to_owned(),
         order: 0,
         exit_code: Some(code),
-        stdout,
-        stderr,
+        stdout: stdout.map(|s| masker.mask(&s)),
+        stderr: stderr.map(|s| masker.mask(&s)),
     }
 }
 

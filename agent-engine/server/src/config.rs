@@ -141,9 +141,10 @@ impl ServerConfig {
     }
 }
 
-/// The variable `name`, unless unset or blank.
+/// The variable `name`, unless unset or blank; credential variables `tandem serve` took out of
+/// its environment at start are read from where it holds them ([`tandem_llm::held_env`]).
 pub(crate) fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    tandem_llm::held_env::var(name)
 }
 
 /// The LLM the environment names as a whole: `LLM_MODEL` with `LLM_BASE_URL` and

@@ -135,6 +135,15 @@ impl Server {
     /// Builds the state, opens conversations persisted as `running` (crash recovery) and
     /// starts the idle-conversation sweeper.
     pub async fn start(config: ServerConfig) -> Self {
+        // Masked in every conversation should they ever reach an output.
+        let known = tandem_sdk::known_credentials();
+        known.add(&config.session_keys);
+        known.add(
+            config
+                .all_profiles()
+                .values()
+                .filter_map(|p| p.api_key.as_ref()),
+        );
         let config = Arc::new(config);
         let bash = Arc::new(BashService::new(
             config.bash_events_dir.clone(),

@@ -126,6 +126,7 @@ pub async fn save(
             Value::from(""),
         ));
     }
+    tandem_sdk::known_credentials().add(body.llm.api_key.iter());
     state
         .config
         .profile_store

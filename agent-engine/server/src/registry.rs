@@ -485,7 +485,8 @@ fn read_meta(dir: &Path) -> Option<ConversationMeta> {
     serde_json::from_str(&text).ok()
 }
 
-/// Parses secrets in upstream's shapes; 422 naming the bad one.
+/// Parses secrets in upstream's shapes; 422 naming the bad one. Their values join the server's
+/// known credentials, masked in every conversation.
 pub fn parse_secrets(
     secrets: Option<&BTreeMap<String, Value>>,
     loc: &[&str],
@@ -497,6 +498,12 @@ pub fn parse_secrets(
             l.push(name);
             ApiError::field(&l, "value_error", e, Value::Null)
         })?;
+        match &source {
+            SecretSource::Static { value, .. } => tandem_sdk::known_credentials().add([value]),
+            SecretSource::Lookup { headers, .. } => {
+                tandem_sdk::known_credentials().add(headers.values())
+            }
+        }
         out.push((name.clone(), source));
     }
     Ok(out)
@@ -523,6 +530,7 @@ pub fn build_llm(
             .or_else(|| env_key_for(&c.model));
     }
     let has_key = c.api_key.is_some();
+    tandem_sdk::known_credentials().add(c.api_key.iter());
     match tandem_llm::agent_llm(c) {
         Ok(llm) => Ok((llm, has_key)),
         Err(e) if strict => Err(ApiError::field(
@@ -610,6 +618,9 @@ pub struct ToolSet {
 /// put into it, so the PTY socket and the live view reach the tools' own. An unknown name or
 /// refused params are a 422 naming the entry.
 pub async fn build_tools(spec: &AgentSpec, server: &ServerConfig, env: ToolEnv) -> Result<ToolSet> {
+    if let Some(mcp) = &spec.mcp_config {
+        tandem_sdk::known_credentials().add(mcp_credentials(mcp));
+    }
     let terminal = Arc::new(match server.terminal_soft_timeout {
         Some(t) => TerminalTool::new().with_soft_timeout(t),
         None => TerminalTool::new(),
@@ -640,6 +651,31 @@ pub async fn build_tools(spec: &AgentSpec, server: &ServerConfig, env: ToolEnv) 
         browser: slot.get(),
         mcp_warnings,
     })
+}
+
+/// The values an MCP config hands its servers that may authenticate: stdio servers'
+/// environment values, remote servers' header values (auth included), and the token of an
+/// `Authorization`-style `scheme token` value on its own.
+fn mcp_credentials(config: &Value) -> Vec<String> {
+    let Ok((servers, _)) = tandem_mcp::parse_config(config) else {
+        return Vec::new();
+    };
+    let mut values = Vec::new();
+    for s in servers {
+        match s.transport {
+            tandem_mcp::Transport::Stdio { env, .. } => values.extend(env.into_values()),
+            tandem_mcp::Transport::Http { headers, .. }
+            | tandem_mcp::Transport::Sse { headers, .. } => {
+                for v in headers.into_values() {
+                    if let Some((_, token)) = v.trim().split_once(' ') {
+                        values.push(token.trim().to_owned());
+                    }
+                    values.push(v);
+                }
+            }
+        }
+    }
+    values
 }
 
 /// Records MCP start-up warnings on the conversation as a `ConversationStateUpdateEvent` with

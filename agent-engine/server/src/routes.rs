@@ -45,7 +45,8 @@ pub enum Auth {
     None,
     /// `X-Session-API-Key` header; 401 without it.
     Key,
-    /// WebSocket: header, query or first-frame auth; close 4001 without it.
+    /// WebSocket: first-frame auth (upstream's two sockets also the header or query); close 4001
+    /// without it.
     Socket,
     /// Bearer token or `X-Session-API-Key` (the OpenAI gateway); 401 without it.
     Bearer,

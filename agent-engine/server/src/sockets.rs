@@ -1,7 +1,9 @@
 //! WebSocket endpoints: `/sockets/events/{id}` (upstream's event stream), `/sockets/bash-events`
 //! (upstream's bash stream), and Tandem's `/sockets/pty/{id}` (the agent's terminal or a shell of
-//! one's own), `/sockets/browser/{id}` and `/sockets/vnc/{id}` (the desktop). Each is opened through [`Upgrade`], which authenticates the client
-//! ([`crate::auth::authenticate`]) before any data flows.
+//! one's own), `/sockets/browser/{id}` and `/sockets/vnc/{id}` (the desktop). Each is opened
+//! through [`Upgrade`], which authenticates the client before any data flows: upstream's two
+//! also by a key up front ([`Upgrade::serve`], [`crate::auth::authenticate`]), Tandem's three
+//! only by the first frame ([`Upgrade::serve_first_frame`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -13,7 +15,7 @@ use axum::http::request::Parts;
 use axum::response::Response;
 
 use crate::AppState;
-use crate::auth::{CLOSE_NOT_FOUND, authenticate, close, socket_pre_key};
+use crate::auth::{CLOSE_NOT_FOUND, authenticate, authenticate_first_frame, close, socket_pre_key};
 use crate::extract::QueryMap;
 use crate::registry::Live;
 
@@ -52,8 +54,9 @@ impl FromRequestParts<AppState> for Upgrade {
 }
 
 impl Upgrade {
-    /// Accepts the socket and runs `serve` on it once the client has authenticated (the key up
-    /// front, else an auth frame first); a client that does not is closed with 4001.
+    /// Accepts one of upstream's sockets and runs `serve` on it once the client has
+    /// authenticated (the key up front, as upstream's clients send it, else an auth frame
+    /// first); a client that does not is closed with 4001.
     pub fn serve<F, Fut>(self, serve: F) -> Response
     where
         F: FnOnce(WebSocket, AppState) -> Fut + Send + 'static,
@@ -62,6 +65,23 @@ impl Upgrade {
         let Self { ws, state, pre_key } = self;
         ws.on_upgrade(move |mut socket| async move {
             if authenticate(&mut socket, &state.config.session_keys, pre_key).await {
+                serve(socket, state).await;
+            }
+        })
+    }
+
+    /// Accepts one of Tandem's sockets and runs `serve` on it once the client's first frame
+    /// has authenticated it; a key in the URL or a header closes it with 4001, as does a
+    /// missing or wrong auth frame.
+    pub fn serve_first_frame<F, Fut>(self, serve: F) -> Response
+    where
+        F: FnOnce(WebSocket, AppState) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let Self { ws, state, pre_key } = self;
+        ws.on_upgrade(move |mut socket| async move {
+            let keys = &state.config.session_keys;
+            if authenticate_first_frame(&mut socket, keys, pre_key.is_some()).await {
                 serve(socket, state).await;
             }
         })

@@ -8,6 +8,7 @@ mod harness;
 mod bad_input;
 mod browser;
 mod conversation_flow;
+mod credentials;
 mod custom_tools;
 mod fuzzed_input;
 mod gateway;

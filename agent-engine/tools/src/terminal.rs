@@ -138,7 +138,13 @@ impl TerminalTool {
                 ));
             }
         };
-        let longest_secret = ctx.env.values().map(String::len).max().unwrap_or(0);
+        let longest_secret = ctx
+            .env
+            .values()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+            .max(ctx.masker.longest());
         session.set_masker(ctx.masker.clone(), longest_secret);
 
         let mut runner = session.runner().await;

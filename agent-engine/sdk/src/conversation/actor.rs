@@ -73,7 +73,10 @@ struct Actor {
     context_warnings: Vec<String>,
     analyzer: RuleAnalyzer,
     secrets: SecretRegistry,
+    /// The secrets' values and the host's known credentials.
     masker: Masker,
+    /// The version of the host's known credentials `masker` was built with.
+    credentials_seen: u64,
     workspace: PathBuf,
     http: reqwest::Client,
     /// The loop is alive.
@@ -193,6 +196,7 @@ impl Actor {
             tracing::error!(conversation = %self.shared.id, "not recording event: {reason}");
             return None;
         }
+        self.refresh_masker(false);
         let event = self.mask_event(event);
         let json: Arc<[u8]> = match self.log.append(&event) {
             Ok(bytes) => Arc::from(bytes),
@@ -223,6 +227,17 @@ impl Actor {
         view.json.push(json);
         let _ = self.shared.events_tx.send(event);
         Some(id)
+    }
+
+    /// Rebuilds the masker from the conversation's secrets and the host's known credentials
+    /// when the credentials changed, or always with `force` (the secrets changed).
+    fn refresh_masker(&mut self, force: bool) {
+        let known = crate::credentials::known_credentials();
+        let version = known.version();
+        if force || version != self.credentials_seen {
+            self.credentials_seen = version;
+            self.masker = self.secrets.masker_with(&known.values());
+        }
     }
 
     fn mask_event(&self, event: Event) -> Event {

@@ -21,7 +21,7 @@ use crate::registry::Live;
 
 /// Upgrades to the browser socket.
 pub async fn handler(up: Upgrade, UrlPath(raw): UrlPath<String>) -> Response {
-    up.serve(move |socket, state| serve(socket, state, raw))
+    up.serve_first_frame(move |socket, state| serve(socket, state, raw))
 }
 
 async fn send(socket: &mut WebSocket, frame: &BrowserServerFrame) -> bool {

@@ -4,7 +4,7 @@
 //! type into the same shell. `?mode=shell` opens a separate bash in the workspace instead,
 //! ended when the socket closes. Output goes out as binary frames; the client sends
 //! `{"type":"input","data"}` or `{"type":"resize","rows","cols"}` text frames (or raw binary
-//! input). Authentication as on the event socket.
+//! input). Authentication: the first frame only (a key in the URL or a header closes it, 4001).
 
 use std::sync::Arc;
 
@@ -23,7 +23,7 @@ use crate::extract::QueryMap;
 
 /// Upgrades to the PTY socket.
 pub async fn handler(up: Upgrade, UrlPath(raw): UrlPath<String>, q: QueryMap) -> Response {
-    up.serve(move |socket, state| serve(socket, state, raw, q))
+    up.serve_first_frame(move |socket, state| serve(socket, state, raw, q))
 }
 
 async fn start(

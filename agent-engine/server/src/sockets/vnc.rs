@@ -28,7 +28,7 @@ const CHUNK: usize = 64 * 1024;
 
 /// Upgrades to the VNC socket.
 pub async fn handler(up: Upgrade, UrlPath(raw): UrlPath<String>) -> Response {
-    up.serve(move |socket, state| serve(socket, state, raw))
+    up.serve_first_frame(move |socket, state| serve(socket, state, raw))
 }
 
 /// Sends an error frame saying why, then closes with `code`.

@@ -57,6 +57,10 @@ impl TerminalSession {
     /// Starts a shell in `working_dir`.
     pub(crate) fn start(working_dir: &Path) -> std::io::Result<Arc<Self>> {
         let (fanout, viewer_feed) = Fanout::start(SCROLLBACK_BYTES)?;
+        // The host's credentials are masked for viewers from the first byte, before the
+        // agent's first command brings the conversation's masker.
+        let known = tandem_sdk::known_credentials().masker();
+        fanout.set_masker(known.clone(), known.longest());
         let spawned = shell::spawn(working_dir, viewer_feed.clone())?;
         let shell = Arc::new(spawned.shell);
         let runner = Runner::new(Arc::clone(&shell), spawned.output, &spawned.nonce);

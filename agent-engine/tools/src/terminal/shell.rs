@@ -24,18 +24,6 @@ pub(crate) const DEFAULT_COLS: u16 = 160;
 
 const READ_BUF: usize = 64 * 1024;
 
-/// Environment variables never passed on to the shell: startup files and prompt hooks that
-/// would run code or change the prompt we rely on.
-const REMOVED_ENV: &[&str] = &[
-    "BASH_ENV",
-    "ENV",
-    "PROMPT_COMMAND",
-    "PS0",
-    "PS1",
-    "PS2",
-    "PS4",
-];
-
 /// A running bash on a PTY.
 pub(crate) struct Shell {
     pid: i32,
@@ -65,8 +53,12 @@ fn command(working_dir: &Path, vars: &PromptVars) -> CommandBuilder {
     // `+H`: no history expansion, so `!` in commands means what it says.
     cmd.args(["--norc", "--noprofile", "+H"]);
     cmd.cwd(working_dir);
-    for key in REMOVED_ENV {
-        cmd.env_remove(key);
+    // The host's environment never passes whole: it holds the server's credentials. The shell
+    // gets the agent's allowlist (`tandem_sdk::agent_env`), and no startup file or prompt hook
+    // of the host's (`BASH_ENV`, `PS1`, ...) since none of those is on it.
+    cmd.env_clear();
+    for (key, value) in tandem_sdk::agent_env::agent_env() {
+        cmd.env(key, value);
     }
     cmd.env("TERM", "xterm-256color");
     cmd.env("PS0", &vars.ps0);

@@ -44,6 +44,13 @@ describe("NewConversation", () => {
     useBackends.setState({ health: {} });
   });
 
+  it("says a local agent runs as the person and the sandbox isolates it", () => {
+    serverSays({ home_dir: "/home/ann" });
+    renderForm();
+    expect(screen.getByText(/the agent runs as you on this machine/)).toBeTruthy();
+    expect(screen.getByText(/Use\s+a Docker sandbox to isolate it/)).toBeTruthy();
+  });
+
   it("starts with the folder used last", () => {
     localStorage.setItem("tandem.lastWorkspace", JSON.stringify("/work/project"));
     serverSays({ home_dir: "/home/ann" });

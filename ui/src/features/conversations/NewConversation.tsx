@@ -188,7 +188,10 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
         </p>
       )}
       {backend.kind === "local" && (
-        <p className="hint">Local mode runs the agent's commands on this machine, in the workspace folder.</p>
+        <p className="hint">
+          Local: the agent runs as you on this machine, in the workspace folder, and can read what you can (it never gets Tandem's keys). Use
+          a Docker sandbox to isolate it.
+        </p>
       )}
       {backend.kind === "sandbox" && (
         <p className="hint">The Docker sandbox runs the agent's commands in a container; only the folder mounted at {backend.workspaceInside ?? "/workspace"} is shared with this machine.</p>

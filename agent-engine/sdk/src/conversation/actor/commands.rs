@@ -96,7 +96,7 @@ impl Actor {
             }
             Command::UpdateSecrets { secrets, reply } => {
                 self.secrets.update(secrets);
-                self.masker = self.secrets.masker();
+                self.refresh_masker(true);
                 self.write_view().state.secret_registry = self.secrets.redacted_json();
                 self.save_state();
                 let _ = reply.send(Ok(()));

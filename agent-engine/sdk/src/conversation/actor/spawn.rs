@@ -168,7 +168,9 @@ fn spawn(
             .and_then(|b| b.as_bool())
             .unwrap_or(true)
     });
-    let masker = secrets.masker();
+    let known = crate::credentials::known_credentials();
+    let credentials_seen = known.version();
+    let masker = secrets.masker_with(&known.values());
     let condenser_spec = shared_view(&shared, |v| v.state.agent.condenser.clone());
     let autotitle = shared_view(&shared, |v| {
         v.meta
@@ -194,6 +196,7 @@ fn spawn(
         analyzer: RuleAnalyzer::default(),
         secrets,
         masker,
+        credentials_seen,
         workspace,
         http: reqwest::Client::new(),
         active: false,

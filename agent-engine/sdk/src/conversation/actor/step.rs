@@ -157,6 +157,7 @@ impl Actor {
 
     fn start_llm_call(&mut self) {
         let messages = shared_view(&self.shared, |v| llm_view(&v.events));
+        self.refresh_masker(false);
         let messages = mask_messages(messages, &self.masker);
         let on_delta = self.llm.config().stream.then(|| self.delta_forwarder());
         let (on_retry, retries) = mpsc::unbounded_channel();
@@ -253,7 +254,7 @@ impl Actor {
             } else {
                 self.secrets.env_for(&command, &self.http).await
             };
-            self.masker = self.secrets.masker();
+            self.refresh_masker(true);
             for e in errors {
                 tracing::warn!(conversation = %self.shared.id, "{e}");
             }
