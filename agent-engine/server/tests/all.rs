@@ -7,6 +7,7 @@ mod harness;
 
 mod bad_input;
 mod browser;
+mod browser_socket;
 mod conversation_flow;
 mod custom_tools;
 mod fuzzed_input;
@@ -16,5 +17,6 @@ mod search_tools;
 mod server_info;
 mod subagents;
 mod surfaces;
+mod takeover;
 mod vnc;
 mod web;
