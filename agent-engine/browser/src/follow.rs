@@ -253,17 +253,52 @@ impl Browser {
                     None => break,
                 },
                 e = stopped.next() => match e {
-                    Some(e) if e.frame_id.as_ref() == target => self.tab_changed(&id, None, Some(false)),
+                    Some(e) if e.frame_id.as_ref() == target => {
+                        self.tab_changed(&id, None, Some(false));
+                        self.read_location(&page, &id).await;
+                    }
                     Some(_) => {}
                     None => break,
                 },
                 e = loaded.next() => match e {
-                    Some(_) => self.tab_changed(&id, None, Some(false)),
+                    Some(_) => {
+                        self.tab_changed(&id, None, Some(false));
+                        // A title set while the document was parsed is not always announced
+                        // by Target.targetInfoChanged: read it once the page has loaded.
+                        self.read_location(&page, &id).await;
+                    }
                     None => break,
                 },
             }
         }
         Ok(())
+    }
+
+    /// Reads the URL and title the tab shows now and publishes them.
+    async fn read_location(&self, page: &Page, id: &str) {
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            crate::actions::location(page),
+        );
+        let Ok((url, title)) = read.await else { return };
+        if url.is_empty() {
+            return;
+        }
+        self.inner.state.send_if_modified(|s| {
+            let Some(tab) = s.tabs.iter_mut().find(|t| t.id == id) else {
+                return false;
+            };
+            let changed = tab.url != url || tab.title != title;
+            tab.url.clone_from(&url);
+            tab.title.clone_from(&title);
+            if tab.active {
+                let active_changed = s.url != url || s.title != title;
+                s.url = url;
+                s.title = title;
+                return changed || active_changed;
+            }
+            changed
+        });
     }
 
     /// Publishes a tab's new URL or loading state.

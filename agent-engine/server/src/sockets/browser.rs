@@ -11,8 +11,8 @@
 //! - **Input from the client: backpressure.** Frames wait in a queue of [`INPUT_QUEUE`] and are
 //!   applied in order on their own task; pointer moves are coalesced (a move replaces a move
 //!   at the queue's end). While the queue is full the socket stops reading the client, so the
-//!   client's own sends wait. A client that keeps it full for [`INPUT_STALL`] is flooding and
-//!   is closed (1008) with the reason.
+//!   client's own sends wait. A client that keeps it from draining below half for
+//!   [`INPUT_STALL`] after it filled is flooding and is closed (1008) with the reason.
 //! - **Refusals toward the client: at most [`REFUSALS`] waiting**; further ones are dropped
 //!   until the client reads.
 //! - **A client that does not read**: a frame not taken within [`SEND_STALL`] closes the
@@ -69,7 +69,8 @@ fn error(message: impl Into<String>) -> BrowserServerFrame {
 
 /// Input frames waiting to be applied, per socket.
 pub const INPUT_QUEUE: usize = 64;
-/// How long the input queue may stay full before the client counts as flooding.
+/// How long the input queue may stay above half full, once it filled, before the client counts
+/// as flooding.
 pub const INPUT_STALL: Duration = Duration::from_secs(10);
 /// Refusals waiting to be sent, per socket.
 pub const REFUSALS: usize = 16;
@@ -177,10 +178,12 @@ async fn run(socket: &mut WebSocket, live: &Arc<Live>, browser: &Browser) -> End
     ping.tick().await;
     loop {
         let full = backlog.len() >= INPUT_QUEUE;
-        match (full, full_since) {
-            (true, None) => full_since = Some(tokio::time::Instant::now()),
-            (false, Some(_)) => full_since = None,
-            _ => {}
+        // A burst drains; a flood keeps the queue topped up as the browser takes each frame,
+        // so only falling to half full ends the count.
+        if full && full_since.is_none() {
+            full_since = Some(tokio::time::Instant::now());
+        } else if backlog.len() <= INPUT_QUEUE / 2 {
+            full_since = None;
         }
         let flood_at = full_since.map(|t| t + INPUT_STALL);
         tokio::select! {
