@@ -335,7 +335,7 @@ async fn run(reps: usize) {
     // 4. A person's click → the first frame that differs from the one shown before it.
     b.navigate(&url("/toggle.html"), false).await.unwrap();
     let mut frames = b.watch_frames();
-    assert!(b.take_control());
+    assert!(b.take_control(|| false).await.is_some());
     tokio::time::timeout(Duration::from_secs(20), frames.rx.wait_for(Option::is_some))
         .await
         .expect("a first screencast frame")
@@ -364,7 +364,7 @@ async fn run(reps: usize) {
         latency.push(took);
     }
     drop(frames);
-    b.hand_back("benchmark done");
+    drop(b.hand_back("benchmark done").await);
     b.close().await;
 
     let warm_med = percentile(&mut warm, 0.5);

@@ -5,15 +5,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use tokio::sync::{Mutex, MutexGuard, oneshot, watch};
+use tokio::sync::{Mutex, MutexGuard, watch};
 
 use crate::config::BrowserConfig;
 use crate::engine::Engine;
 use crate::error::BrowserError;
 use crate::state::Frame;
-use tandem_protocol::{
-    BrowserDriver as Driver, BrowserHandoff as Handoff, BrowserState, BrowserTab as TabInfo,
-};
+use tandem_protocol::{BrowserDriver as Driver, BrowserState, BrowserTab as TabInfo};
 
 /// What a person's hand-back tells the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,10 +62,14 @@ pub(crate) struct Inner {
     pub frame_seq: AtomicU64,
     /// Live views and recordings watching; the screencast runs while this is above zero.
     pub viewers: AtomicUsize,
-    /// Where the person was when they took control.
-    pub taken_at: std::sync::Mutex<Option<(String, String)>>,
-    /// The agent's `browser_request_handoff`, answered at the hand-back.
-    pub handoff_reply: std::sync::Mutex<Option<oneshot::Sender<HandBack>>>,
+    /// Who drives: the one state machine (see `control.rs`).
+    pub control: std::sync::Mutex<crate::control::Control>,
+    /// Takeovers and hand-backs take turns (see `control.rs`).
+    pub turn: Arc<Mutex<()>>,
+    /// The CDP event followers that keep the state true (see `follow.rs`).
+    pub followers: std::sync::Mutex<crate::follow::Followers>,
+    /// What a person typed into password fields (see `secrets.rs`).
+    pub typed: std::sync::Mutex<crate::secrets::Typed>,
     pub screencast: std::sync::Mutex<Option<crate::screencast::Screencast>>,
     pub recording: std::sync::Mutex<Option<crate::recording::Recording>>,
     pub closed: std::sync::atomic::AtomicBool,
@@ -133,8 +135,10 @@ impl Browser {
                 frames: watch::Sender::new(None),
                 frame_seq: AtomicU64::new(0),
                 viewers: AtomicUsize::new(0),
-                taken_at: std::sync::Mutex::new(None),
-                handoff_reply: std::sync::Mutex::new(None),
+                control: std::sync::Mutex::new(crate::control::Control::default()),
+                turn: Arc::new(Mutex::new(())),
+                followers: std::sync::Mutex::new(crate::follow::Followers::default()),
+                typed: std::sync::Mutex::new(crate::secrets::Typed::default()),
                 screencast: std::sync::Mutex::new(None),
                 recording: std::sync::Mutex::new(None),
                 closed: std::sync::atomic::AtomicBool::new(false),
@@ -158,26 +162,31 @@ impl Browser {
         self.inner.state.subscribe()
     }
 
-    /// Who drives.
-    pub fn driver(&self) -> Driver {
-        self.inner.state.borrow().driver
-    }
-
     /// The engine for an agent action: refused while a person drives; Chromium started (or
-    /// restarted after a crash) as needed.
+    /// restarted after a crash) as needed. The driver is checked again once the engine is
+    /// held: a takeover waits for that lock, so no agent action runs while a person drives.
     pub(crate) async fn for_agent(&self) -> Result<Session<'_>, BrowserError> {
         if self.driver() == Driver::Person {
             return Err(BrowserError::PersonDrives);
         }
-        self.session(true).await
+        let session = self.session(true).await?;
+        if self.driver() == Driver::Person {
+            return Err(BrowserError::PersonDrives);
+        }
+        Ok(session)
     }
 
-    /// The engine for a person's input: refused unless they drive; never starts Chromium.
+    /// The engine for a person's input: refused unless they drive (checked with the engine
+    /// held, as for the agent); never starts Chromium.
     pub(crate) async fn for_person(&self) -> Result<Session<'_>, BrowserError> {
         if self.driver() != Driver::Person {
             return Err(BrowserError::AgentDrives);
         }
-        self.session(false).await
+        let session = self.session(false).await?;
+        if self.driver() != Driver::Person {
+            return Err(BrowserError::AgentDrives);
+        }
+        Ok(session)
     }
 
     async fn session(&self, start: bool) -> Result<Session<'_>, BrowserError> {
@@ -195,8 +204,10 @@ impl Browser {
                 old.shutdown().await;
             }
             self.stop_screencast();
+            self.stop_following();
             self.inner.state.send_modify(|s| {
                 s.running = false;
+                s.loading = false;
                 s.tabs.clear();
             });
             notice = Some(
@@ -209,6 +220,7 @@ impl Browser {
                 return Err(BrowserError::NotRunning);
             }
             let engine = Engine::launch(&self.inner.config).await?;
+            self.follow(&engine).await;
             *guard = Some(engine);
             self.inner.state.send_modify(|s| s.running = true);
         }
@@ -228,116 +240,29 @@ impl Browser {
                 active: i == engine.active,
             });
         }
-        let (url, title) = tabs
+        let (url, title, loading) = tabs
             .iter()
             .find(|t| t.active)
-            .map(|t| (t.url.clone(), t.title.clone()))
+            .map(|t| (t.url.clone(), t.title.clone(), self.is_loading(&t.id)))
             .unwrap_or_default();
         self.inner.state.send_if_modified(|s| {
-            let changed = s.url != url || s.title != title || s.tabs != tabs || !s.running;
+            let changed = s.url != url
+                || s.title != title
+                || s.tabs != tabs
+                || s.loading != loading
+                || !s.running;
             s.url = url;
             s.title = title;
             s.tabs = tabs;
+            s.loading = loading;
             s.running = true;
             changed
         });
+        // Tabs opened since are followed from now on.
+        self.follow(engine).await;
         if let Some(page) = engine.active_page() {
             self.point_screencast(page.clone());
         }
-    }
-
-    /// A person takes control: the agent's browser actions are refused until the hand-back.
-    /// Answers false when they already had it.
-    pub fn take_control(&self) -> bool {
-        let mut taken = false;
-        self.inner.state.send_if_modified(|s| {
-            if s.driver == Driver::Person {
-                return false;
-            }
-            s.driver = Driver::Person;
-            taken = true;
-            true
-        });
-        if taken {
-            let s = self.state();
-            if let Ok(mut at) = self.inner.taken_at.lock() {
-                *at = Some((s.url, s.title));
-            }
-        }
-        taken
-    }
-
-    /// The person hands control back with `note`. Answers what changed, or `None` when the
-    /// agent already drove. A pending `browser_request_handoff` receives it as its result.
-    pub fn hand_back(&self, note: &str) -> Option<(HandBack, bool)> {
-        let mut given = false;
-        self.inner.state.send_if_modified(|s| {
-            if s.driver != Driver::Person {
-                return false;
-            }
-            s.driver = Driver::Agent;
-            s.handoff = None;
-            given = true;
-            true
-        });
-        if !given {
-            return None;
-        }
-        let (url_before, title_before) = self
-            .inner
-            .taken_at
-            .lock()
-            .ok()
-            .and_then(|mut at| at.take())
-            .unwrap_or_default();
-        let now = self.state();
-        let back = HandBack {
-            url_before,
-            title_before,
-            url_after: now.url,
-            title_after: now.title,
-            note: note.to_owned(),
-        };
-        let waiting = self
-            .inner
-            .handoff_reply
-            .lock()
-            .ok()
-            .and_then(|mut r| r.take());
-        let answered = match waiting {
-            Some(reply) => reply.send(back.clone()).is_ok(),
-            None => false,
-        };
-        Some((back, answered))
-    }
-
-    /// Whether the agent is waiting in `browser_request_handoff`.
-    pub fn handoff_pending(&self) -> bool {
-        self.inner.state.borrow().handoff.is_some()
-    }
-
-    /// The agent asks for a person; the answer comes at the hand-back.
-    pub(crate) fn request_handoff(&self, reason: &str) -> oneshot::Receiver<HandBack> {
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut r) = self.inner.handoff_reply.lock() {
-            *r = Some(tx);
-        }
-        self.inner.state.send_modify(|s| {
-            s.handoff = Some(Handoff {
-                reason: reason.to_owned(),
-            })
-        });
-        rx
-    }
-
-    /// Withdraws a handoff request the agent stopped waiting for (interrupted).
-    pub(crate) fn cancel_handoff(&self) {
-        if let Ok(mut r) = self.inner.handoff_reply.lock() {
-            r.take();
-        }
-        self.inner
-            .state
-            .send_if_modified(|s| s.handoff.take().is_some());
     }
 
     /// Follows the live frames (the screencast runs while someone follows). The latest frame
@@ -376,6 +301,7 @@ impl Browser {
         self.inner.closed.store(true, Ordering::SeqCst);
         self.cancel_handoff();
         self.stop_screencast();
+        self.stop_following();
         if let Ok(mut r) = self.inner.recording.lock() {
             r.take();
         }
@@ -384,6 +310,7 @@ impl Browser {
         }
         self.inner.state.send_modify(|s| {
             s.running = false;
+            s.loading = false;
             s.tabs.clear();
         });
     }

@@ -281,4 +281,8 @@ impl Engine {
     pub fn pid(&mut self) -> Option<u32> {
         self.browser.get_mut_child().and_then(|c| c.inner.id())
     }
+    /// The CDP connection, for browser-wide events (the live view's followers).
+    pub fn cdp(&self) -> &chromiumoxide::Browser {
+        &self.browser
+    }
 }

@@ -40,6 +40,18 @@ impl Browser {
             PersonInput::Text { .. } => false,
             _ => true,
         };
+        // What was typed into a password field is final once the person moves on (see
+        // secrets.rs); keys and text are looked at after they land.
+        let typing = matches!(input, PersonInput::Key { .. } | PersonInput::Text { .. });
+        let submits = matches!(&input, PersonInput::Key { key, .. } if key == "Enter");
+        let moves_on = match &input {
+            PersonInput::Mouse { action, .. } => action == "click" || action == "down",
+            PersonInput::Key { .. } | PersonInput::Text { .. } => false,
+            _ => true,
+        };
+        if moves_on {
+            self.settle_typing();
+        }
         match input {
             PersonInput::Mouse {
                 action,
@@ -154,10 +166,19 @@ impl Browser {
                     return Err(BrowserError::BadInput(out.text));
                 }
             }
-            PersonInput::Auth { .. } | PersonInput::TakeControl | PersonInput::HandBack { .. } => {
+            PersonInput::Auth { .. }
+            | PersonInput::TakeControl
+            | PersonInput::HandBack { .. }
+            | PersonInput::MarkSecret { .. } => {
                 return Err(BrowserError::BadInput(
                     "not an input frame: control frames are handled by the socket".into(),
                 ));
+            }
+        }
+        if typing {
+            self.note_typing(&page).await;
+            if submits {
+                self.settle_typing();
             }
         }
         if !may_navigate {

@@ -3,4 +3,5 @@
 
 mod definitions;
 mod fixture;
+mod follow;
 mod live;

@@ -101,8 +101,12 @@ async fn a_person_takes_control_types_by_coordinates_and_hands_back() {
         "{refused:?}"
     );
     let mut frames = b.watch_frames();
-    assert!(b.take_control());
+    assert!(b.take_control(|| false).await.is_some());
     assert_eq!(b.driver(), BrowserDriver::Person);
+    assert!(
+        b.take_control(|| false).await.is_none(),
+        "they already drive"
+    );
     assert!(matches!(
         b.get_state(false).await,
         Err(BrowserError::PersonDrives)
@@ -161,8 +165,16 @@ async fn a_person_takes_control_types_by_coordinates_and_hands_back() {
         })
         .await;
     assert!(matches!(bad, Err(BrowserError::BadInput(_))), "{bad:?}");
-    let (back, answered) = b.hand_back("logged in as bob").unwrap();
-    assert!(!answered, "nobody asked");
+    let mut over = b.hand_back("logged in as bob").await.unwrap();
+    assert!(!over.answer(), "nobody asked");
+    assert!(!over.resume_run, "no run was paused");
+    assert!(
+        over.secrets.is_empty(),
+        "a two-character password is too short to mask: {:?}",
+        over.secrets.len()
+    );
+    let back = over.back.clone();
+    drop(over);
     assert!(back.url_before.contains("login.html"));
     assert!(back.url_after.contains("welcome.html?user=bob"), "{back:?}");
     let told = back.describe();
@@ -171,7 +183,7 @@ async fn a_person_takes_control_types_by_coordinates_and_hands_back() {
         "{told}"
     );
     assert_eq!(b.driver(), BrowserDriver::Agent);
-    assert!(b.hand_back("again").is_none());
+    assert!(b.hand_back("again").await.is_none());
     b.close().await;
 }
 

@@ -9,13 +9,13 @@
 //! `ConversationStateUpdateEvent` with key `browser_control` in the conversation's events.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use axum::Json;
 use axum::extract::{Path as UrlPath, State};
 use serde_json::json;
 use tandem_browser::Browser;
 use tandem_protocol::{BrowserState, HandBackRequest, Message};
+use tandem_sdk::SecretSource;
 
 use crate::AppState;
 use crate::error::{ApiError, Result};
@@ -34,32 +34,37 @@ pub fn browser_of(live: &Live) -> Result<&Browser> {
     })
 }
 
-/// A person takes control (idempotent). Answers the state.
+/// A person takes control (idempotent). Answers the state. Who drives, and whether the
+/// hand-back resumes the run, is the browser's state machine's alone
+/// ([`Browser::take_control`]); this records the change and pauses a running agent before
+/// the next hand-back may start.
 pub async fn take_control(live: &Arc<Live>) -> Result<BrowserState> {
     let browser = browser_of(live)?;
-    if browser.take_control() {
-        let s = browser.state();
+    if let Some(takeover) = browser.take_control(|| live.running()).await {
+        // Paused first: nothing may keep the run going under the person.
+        if takeover.pause_run {
+            live.handle.pause().await?;
+        }
         live.handle
             .record_state(
                 CONTROL_KEY,
-                json!({"driver": "person", "url": s.url, "title": s.title}),
+                json!({"driver": "person", "url": takeover.url, "title": takeover.title}),
             )
             .await?;
-        // An agent waiting in browser_request_handoff is already waiting for the person.
-        if live.running() && !browser.handoff_pending() {
-            live.resume_on_hand_back.store(true, Ordering::SeqCst);
-            live.handle.pause().await?;
-        }
     }
     Ok(browser.state())
 }
 
-/// The person hands control back with `note` (idempotent). Answers the state.
+/// The person hands control back with `note` (idempotent). Answers the state. What the person
+/// typed into password fields becomes a secret of the conversation first, so the event, the
+/// agent's observation and its next LLM request are masked.
 pub async fn hand_back(live: &Arc<Live>, note: &str) -> Result<BrowserState> {
     let browser = browser_of(live)?;
-    let Some((back, answered)) = browser.hand_back(note) else {
+    let Some(mut over) = browser.hand_back(note).await else {
         return Ok(browser.state());
     };
+    register_secrets(live, std::mem::take(&mut over.secrets)).await?;
+    let back = over.back.clone();
     live.handle
         .record_state(
             CONTROL_KEY,
@@ -68,21 +73,50 @@ pub async fn hand_back(live: &Arc<Live>, note: &str) -> Result<BrowserState> {
                    "note": back.note}),
         )
         .await?;
-    if !answered {
+    if !over.answer() {
         let text = format!("[browser] {}", back.describe());
         live.handle.send_message(Message::user(text), false).await?;
     }
-    if live.resume_on_hand_back.swap(false, Ordering::SeqCst) {
-        // The pause takes effect after the step in flight; resume once it has.
+    if over.resume_run {
+        // The pause takes effect after the step in flight; resume once it has, unless a
+        // takeover came first (it then owes the resume at its own hand-back).
         let live = Arc::clone(live);
+        let browser = browser.clone();
         tokio::spawn(async move {
             live.handle.wait_until_stopped().await;
-            if let Err(e) = live.handle.run().await {
-                tracing::debug!(conversation = %live.handle.id(), "not resumed after the hand-back: {e}");
-            }
+            browser
+                .resume_pending(|| async {
+                    if let Err(e) = live.handle.run().await {
+                        tracing::debug!(conversation = %live.handle.id(), "not resumed after the hand-back: {e}");
+                    }
+                })
+                .await;
         });
     }
+    drop(over);
     Ok(browser.state())
+}
+
+/// Makes `(name, value)` pairs secrets of the conversation (masked as `<secret-hidden>`).
+pub async fn register_secrets(live: &Live, secrets: Vec<(String, String)>) -> Result<()> {
+    if secrets.is_empty() {
+        return Ok(());
+    }
+    let description = "typed or marked as secret by the person in the agent's browser";
+    let secrets = secrets
+        .into_iter()
+        .map(|(name, value)| {
+            (
+                name,
+                SecretSource::Static {
+                    value,
+                    description: Some(description.to_owned()),
+                },
+            )
+        })
+        .collect();
+    live.handle.update_secrets(secrets).await?;
+    Ok(())
 }
 
 async fn live(state: &AppState, raw: &str) -> Result<Arc<Live>> {

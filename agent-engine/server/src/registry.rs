@@ -45,8 +45,6 @@ pub struct Live {
     pub terminal: Arc<TerminalTool>,
     /// The agent's browser, when its spec has the browser tools (for `/sockets/browser`).
     pub browser: Option<Browser>,
-    /// Whether a person's takeover paused a run that the hand-back should resume.
-    pub resume_on_hand_back: std::sync::atomic::AtomicBool,
     /// The tools the agent runs with (for `ask_agent`'s tool list).
     pub tools: Vec<Arc<dyn Tool>>,
     /// The agent's LLM (for `ask_agent`).
@@ -249,7 +247,6 @@ impl Registry {
             handle,
             terminal: set.terminal,
             browser: set.browser,
-            resume_on_hand_back: std::sync::atomic::AtomicBool::new(false),
             tools: set.tools,
             llm,
             has_key,

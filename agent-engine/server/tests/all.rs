@@ -7,6 +7,7 @@ mod harness;
 
 mod bad_input;
 mod browser;
+mod browser_socket;
 mod conversation_flow;
 mod credentials;
 mod custom_tools;
@@ -18,5 +19,6 @@ mod search_tools;
 mod server_info;
 mod subagents;
 mod surfaces;
+mod takeover;
 mod vnc;
 mod web;

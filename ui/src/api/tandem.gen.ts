@@ -1529,6 +1529,11 @@ export interface components {
             tab_id: string;
             /** @enum {string} */
             type: "switch_tab";
+        } | {
+            /** @description The text (at least 4 characters). */
+            text: string;
+            /** @enum {string} */
+            type: "mark_secret";
         };
         /**
          * @description Who controls the browser.
@@ -1575,6 +1580,11 @@ export interface components {
             /** @description Who drives. */
             driver: components["schemas"]["BrowserDriver"];
             handoff?: components["schemas"]["BrowserHandoff"] | null;
+            /**
+             * @description Whether the active tab is loading (followed from Chromium's own events, whoever
+             *     started the load).
+             */
+            loading?: boolean;
             /** @description Whether Chromium runs (it starts at the agent's first browser action). */
             running: boolean;
             /** @description Open tabs, in the order they were opened. */

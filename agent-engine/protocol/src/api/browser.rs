@@ -51,6 +51,10 @@ pub struct BrowserState {
     pub handoff: Option<BrowserHandoff>,
     /// Whether Chromium runs (it starts at the agent's first browser action).
     pub running: bool,
+    /// Whether the active tab is loading (followed from Chromium's own events, whoever
+    /// started the load).
+    #[serde(default)]
+    pub loading: bool,
 }
 
 /// Body of `POST .../browser/hand_back`.
@@ -128,6 +132,13 @@ pub enum BrowserClientFrame {
     SwitchTab {
         /// Its four-character id.
         tab_id: String,
+    },
+    /// Text the person marks as secret (a password, a token): it becomes a secret of the
+    /// conversation, masked as `<secret-hidden>` wherever the agent or the model could see
+    /// it. Accepted whoever drives.
+    MarkSecret {
+        /// The text (at least 4 characters).
+        text: String,
     },
 }
 

@@ -35,6 +35,12 @@ describe("BrowserPane", () => {
     expect(img.dataset.pageWidth).toBe("1280");
     expect((screen.getByLabelText("Address") as HTMLInputElement).value).toBe("http://127.0.0.1:9/index.html");
     expect((screen.getByLabelText("Address") as HTMLInputElement).readOnly).toBe(true);
+    expect(screen.queryByRole("status", { name: "Page loading" })).toBeNull();
+    // The page loads (whoever started it): the pane says so until it has.
+    serve(ws, agentState({ loading: true }));
+    expect(screen.getByRole("status", { name: "Page loading" }).textContent).toBe("loading…");
+    serve(ws, agentState({ loading: false }));
+    expect(screen.queryByRole("status", { name: "Page loading" })).toBeNull();
   });
 
   it("explains a conversation without browser tools", () => {
@@ -156,5 +162,24 @@ describe("normaliseUrl", () => {
     expect(normaliseUrl("127.0.0.1:9/x")).toBe("http://127.0.0.1:9/x");
     expect(normaliseUrl("http://a.b/")).toBe("http://a.b/");
     expect(normaliseUrl("about:blank")).toBe("about:blank");
+  });
+
+  it("marks text as secret from the keyboard, whoever drives", () => {
+    const ws = renderPane();
+    serve(ws, agentState());
+    const field = screen.getByLabelText("Text to keep secret") as HTMLInputElement;
+    const button = screen.getByRole("button", { name: "Mark as secret" }) as HTMLButtonElement;
+    expect(field.type).toBe("password");
+    fireEvent.change(field, { target: { value: "abc" } });
+    expect(button.disabled).toBe(true);
+    fireEvent.submit(field.form!);
+    expect(ws.frames().map((f) => f.type)).toEqual(["auth"]);
+    // Typed and submitted with Enter (the form's submit), without the mouse.
+    field.focus();
+    fireEvent.change(field, { target: { value: "hunter2-token" } });
+    expect(button.disabled).toBe(false);
+    fireEvent.submit(field.form!);
+    expect(ws.frames().pop()).toEqual({ type: "mark_secret", text: "hunter2-token" });
+    expect(field.value).toBe("");
   });
 });

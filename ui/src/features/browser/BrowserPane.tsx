@@ -8,6 +8,9 @@ import { LiveView } from "./LiveView";
 import type { BrowserConn } from "./session";
 import { useBrowserSession } from "./useBrowserSession";
 
+/** The shortest text the server keeps as a secret (shorter would hide ordinary words). */
+export const MIN_SECRET_LEN = 4;
+
 /** What the address bar sends: a URL with its scheme (loopback and bare hosts get one). */
 export function normaliseUrl(text: string): string {
   const t = text.trim();
@@ -41,6 +44,7 @@ export function BrowserPane({ backend, conversationId, socketFactory }: { backen
   const { session, snap, attachImage } = useBrowserSession(backend, conversationId, socketFactory);
   const [draft, setDraft] = useState<string | null>(null);
   const [note, setNote] = useState("");
+  const [secret, setSecret] = useState("");
 
   const state = snap?.state ?? null;
   const conn = snap?.conn ?? { status: "connecting", attempt: 1 };
@@ -56,6 +60,9 @@ export function BrowserPane({ backend, conversationId, socketFactory }: { backen
   const takeControl = () => session?.takeControl();
   const handBack = () => {
     if (session?.handBack(note.trim())) setNote("");
+  };
+  const markSecret = () => {
+    if (secret.length >= MIN_SECRET_LEN && send({ type: "mark_secret", text: secret })) setSecret("");
   };
 
   return (
@@ -109,6 +116,11 @@ export function BrowserPane({ backend, conversationId, socketFactory }: { backen
             }}
           />
         </form>
+        {state?.loading && (
+          <span className="page-loading" role="status" aria-label="Page loading">
+            loading…
+          </span>
+        )}
         <span className={`driver driver-${state?.driver ?? "none"}`} role="status" aria-label="Who drives">
           {state?.driver === "person" ? "You drive" : "Agent drives"}
         </span>
@@ -154,6 +166,32 @@ export function BrowserPane({ backend, conversationId, socketFactory }: { backen
           />
           <button type="submit" className="primary">
             Hand back
+          </button>
+        </form>
+      )}
+      {open && (
+        <form
+          className="mark-secret"
+          aria-label="Mark as secret"
+          onSubmit={(e) => {
+            e.preventDefault();
+            markSecret();
+          }}
+        >
+          <input
+            type="password"
+            autoComplete="off"
+            aria-label="Text to keep secret"
+            placeholder="A password or token the agent must not see"
+            value={secret}
+            onChange={(e) => setSecret(e.target.value)}
+          />
+          <button
+            type="submit"
+            disabled={secret.length < MIN_SECRET_LEN}
+            title={`Wherever the agent or the model would see this text (at least ${MIN_SECRET_LEN} characters), they see <secret-hidden>`}
+          >
+            Mark as secret
           </button>
         </form>
       )}

@@ -13,7 +13,7 @@ function recorder(answer: (req: Request) => Response) {
 
 describe("createBrowserApi", () => {
   it("calls the REST mirror with the session key", async () => {
-    const state = { driver: "person", url: "http://x/", title: "X", tabs: [], handoff: null, running: true };
+    const state = { driver: "person", url: "http://x/", title: "X", tabs: [], handoff: null, running: true, loading: true };
     const r = recorder((req) => new Response(req.method === "GET" ? JSON.stringify(state) : "{}", { status: 200 }));
     const api = createBrowserApi({ baseUrl: "http://127.0.0.1:8000/", key: "sk-1" }, r.fetchImpl);
     await api.takeControl("c1");

@@ -50,7 +50,8 @@ export type ClientFrame =
   | { type: "back" }
   | { type: "forward" }
   | { type: "reload" }
-  | { type: "switch_tab"; tab_id: string };
+  | { type: "switch_tab"; tab_id: string }
+  | { type: "mark_secret"; text: string };
 
 /** Frames that act on the page: the server refuses them unless the person drives. */
 export const INPUT_FRAMES: ReadonlySet<ClientFrame["type"]> = new Set([
@@ -100,6 +101,7 @@ export function readState(v: unknown): BrowserState | null {
     handoff,
     // A server that does not say: a browser with a page is up.
     running: typeof v.running === "boolean" ? v.running : url !== "",
+    loading: v.loading === true,
   };
 }
 
