@@ -7,6 +7,7 @@ mod compat_openai;
 mod compat_upstream;
 mod embedded_ui;
 mod mcp;
+mod orphans;
 mod remote_cli;
 mod sandbox;
 mod subagents;
