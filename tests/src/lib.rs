@@ -7,6 +7,8 @@
 //! group on drop, [`TandemServer`] / [`UpstreamServer`] start the two agent servers on free
 //! ports and wait until they are healthy.
 
+pub mod chaos;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;

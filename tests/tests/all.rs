@@ -8,6 +8,7 @@ mod compat_upstream;
 mod embedded_ui;
 mod hostile_agent;
 mod mcp;
+mod orphans;
 mod remote_cli;
 mod sandbox;
 mod subagents;

@@ -1,11 +1,21 @@
 //! One running Chromium: its process, the CDP handler task, and the tabs the agent knows.
+//!
+//! Tandem starts Chromium itself (`tandem_process`: a process group of its own, a parent-death
+//! signal and the owner marker, which its helpers inherit) and connects chromiumoxide to the
+//! DevTools address Chromium prints. Closing asks Chromium over CDP, then stops the whole
+//! group (SIGTERM, SIGKILL after a grace), so no renderer, zygote or crash handler is left
+//! holding the profile.
 
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use chromiumoxide::Page;
+use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::handler::viewport::Viewport;
 use futures::StreamExt;
+use tandem_process::Isolation;
 use tokio::task::JoinHandle;
 
 use crate::config::BrowserConfig;
@@ -21,6 +31,8 @@ pub(crate) struct Tab {
 /// A launched Chromium.
 pub(crate) struct Engine {
     browser: chromiumoxide::Browser,
+    /// Chromium's main process, the leader of its process group.
+    child: tokio::process::Child,
     handler: JoinHandle<()>,
     /// False once the CDP connection ended (Chromium exited or crashed).
     alive: Arc<AtomicBool>,
@@ -58,6 +70,114 @@ impl Drop for ClearOnDrop {
     }
 }
 
+/// How long Chromium may take to print its DevTools address.
+const LAUNCH_LIMIT: Duration = Duration::from_secs(30);
+/// Longest line of Chromium's stderr read (longer ones are skipped).
+const MAX_STDERR_LINE: usize = 16 * 1024;
+
+/// The flags automation tools pass to Chromium (as chromiumoxide and Puppeteer do).
+const DEFAULT_ARGS: &[&str] = &[
+    "--disable-background-networking",
+    "--enable-features=NetworkService,NetworkServiceInProcess",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-breakpad",
+    "--disable-client-side-phishing-detection",
+    "--disable-component-extensions-with-background-pages",
+    "--disable-default-apps",
+    "--disable-dev-shm-usage",
+    "--disable-features=TranslateUI",
+    "--disable-hang-monitor",
+    "--disable-ipc-flooding-protection",
+    "--disable-popup-blocking",
+    "--disable-prompt-on-repost",
+    "--disable-renderer-backgrounding",
+    "--disable-sync",
+    "--force-color-profile=srgb",
+    "--metrics-recording-only",
+    "--no-first-run",
+    "--enable-automation",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--enable-blink-features=IdleDetection",
+    "--lang=en_US",
+    "--disable-extensions",
+    "--remote-debugging-port=0",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--disable-gpu",
+];
+
+/// Starts Chromium and reads the DevTools address it prints; the rest of its stderr is
+/// drained (and dropped) so it never blocks on a full pipe.
+async fn start_chromium(config: &BrowserConfig) -> Result<(tokio::process::Child, String), String> {
+    let (w, h) = config.viewport;
+    let mut cmd = tokio::process::Command::new(&config.executable);
+    cmd.args(DEFAULT_ARGS)
+        .arg(format!("--user-data-dir={}", config.profile_dir.display()))
+        .arg(format!("--window-size={w},{h}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if config.headless {
+        cmd.arg("--headless");
+    }
+    if is_root() {
+        cmd.args(["--no-sandbox", "--disable-setuid-sandbox"]);
+    }
+    let mut child =
+        tandem_process::spawn_tokio(cmd, Isolation::Group, nix::sys::signal::Signal::SIGKILL)
+            .await
+            .map_err(|e| format!("could not start it: {e}"))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| "its stderr could not be read".to_owned())?;
+    let mut lines = tokio_util::codec::FramedRead::new(
+        stderr,
+        tokio_util::codec::LinesCodec::new_with_max_length(MAX_STDERR_LINE),
+    );
+    let mut said = Vec::new();
+    let found = tokio::time::timeout(LAUNCH_LIMIT, async {
+        while let Some(line) = lines.next().await {
+            let Ok(line) = line else { continue };
+            if let Some((_, ws)) = line.rsplit_once("listening on ")
+                && ws.starts_with("ws")
+                && ws.contains("devtools/browser")
+            {
+                return Some(ws.trim().to_owned());
+            }
+            if said.len() < 5 {
+                said.push(line);
+            }
+        }
+        None
+    })
+    .await;
+    let url = match found {
+        Ok(Some(url)) => url,
+        failed => {
+            if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+                tandem_process::stop_group(pid, Duration::from_millis(500)).await;
+            }
+            let _ = child.wait().await;
+            let why = if failed.is_err() {
+                format!("no DevTools address within {} s", LAUNCH_LIMIT.as_secs())
+            } else {
+                "it exited before it printed its DevTools address".to_owned()
+            };
+            return Err(if said.is_empty() {
+                why
+            } else {
+                format!("{why}: {}", said.join(" / "))
+            });
+        }
+    };
+    tokio::spawn(async move { while lines.next().await.is_some() {} });
+    Ok((child, url))
+}
+
 /// Whether this process runs as root (Chromium's sandbox refuses root).
 fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -84,31 +204,28 @@ impl Engine {
             )));
         }
         let (w, h) = config.viewport;
-        let mut builder = chromiumoxide::BrowserConfig::builder()
-            .chrome_executable(&config.executable)
-            .user_data_dir(&config.profile_dir)
-            .window_size(w, h)
-            .viewport(Viewport {
+        let (mut child, url) = start_chromium(config).await.map_err(&launch_error)?;
+        let handler_config = HandlerConfig {
+            viewport: Some(Viewport {
                 width: w,
                 height: h,
                 device_scale_factor: Some(1.0),
                 ..Viewport::default()
-            })
-            .request_timeout(config.command_timeout)
-            .launch_timeout(std::time::Duration::from_secs(30))
-            // chromiumoxide adds the leading `--` (and already passes --no-first-run,
-            // --disable-dev-shm-usage and the like).
-            .args(["hide-scrollbars", "mute-audio", "disable-gpu"]);
-        if !config.headless {
-            builder = builder.with_head();
-        }
-        if is_root() {
-            builder = builder.no_sandbox();
-        }
-        let cfg = builder.build().map_err(launch_error)?;
-        let (browser, mut handler) = chromiumoxide::Browser::launch(cfg)
-            .await
-            .map_err(|e| launch_error(e.to_string()))?;
+            }),
+            request_timeout: config.command_timeout,
+            ..HandlerConfig::default()
+        };
+        let (browser, mut handler) =
+            match chromiumoxide::Browser::connect_with_config(url, handler_config).await {
+                Ok(connected) => connected,
+                Err(e) => {
+                    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+                        tandem_process::stop_group(pid, Duration::from_millis(500)).await;
+                    }
+                    let _ = child.wait().await;
+                    return Err(launch_error(format!("cannot connect to it: {e}")));
+                }
+            };
         let alive = Arc::new(AtomicBool::new(true));
         let flag = Arc::clone(&alive);
         let handler = tokio::spawn(async move {
@@ -130,6 +247,7 @@ impl Engine {
         });
         let mut engine = Self {
             browser,
+            child,
             handler,
             alive,
             tabs: Vec::new(),
@@ -154,7 +272,7 @@ impl Engine {
         if !self.alive.load(Ordering::SeqCst) {
             return false;
         }
-        !matches!(self.browser.try_wait(), Ok(Some(_)))
+        !matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
     /// Keeps `notice` for the agent's next result.
@@ -266,20 +384,24 @@ impl Engine {
         Ok(lost)
     }
 
-    /// Closes Chromium and waits for it (a kill if it does not go).
+    /// Closes Chromium and waits for it: asked over CDP, then its whole process group is
+    /// stopped (SIGTERM, SIGKILL after a grace) so none of its helpers stays behind.
     pub async fn shutdown(mut self) {
-        let closed =
-            tokio::time::timeout(std::time::Duration::from_secs(3), self.browser.close()).await;
-        if !matches!(closed, Ok(Ok(_))) {
-            let _ = self.browser.kill().await;
+        let pgid = self.child.id().and_then(|p| i32::try_from(p).ok());
+        let closed = tokio::time::timeout(Duration::from_secs(3), self.browser.close()).await;
+        if matches!(closed, Ok(Ok(_))) {
+            let _ = tokio::time::timeout(Duration::from_secs(3), self.child.wait()).await;
         }
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), self.browser.wait()).await;
+        if let Some(pgid) = pgid {
+            tandem_process::stop_group(pgid, tandem_process::DEFAULT_GRACE).await;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(3), self.child.wait()).await;
         self.handler.abort();
     }
 
     /// The process id of Chromium's main process.
     pub fn pid(&mut self) -> Option<u32> {
-        self.browser.get_mut_child().and_then(|c| c.inner.id())
+        self.child.id()
     }
     /// The CDP connection, for browser-wide events (the live view's followers).
     pub fn cdp(&self) -> &chromiumoxide::Browser {

@@ -103,6 +103,21 @@ async fn malformed_json_rpc_is_an_error_naming_the_server() {
 }
 
 #[tokio::test]
+async fn a_line_over_the_cap_is_an_error_naming_the_server() {
+    let config = json!({"mcpServers": {"flood": fake("huge"), "good": fake("ok")}});
+    let tools = load_tools(&config, &McpOptions::default()).await.unwrap();
+    let o = run(&tools, "flood_ok", json!({"message": "x"})).await;
+    let e = error_text(&o);
+    assert!(
+        e.contains("`flood`") && e.contains("longer than 16 MiB"),
+        "{e}"
+    );
+    let o = run(&tools, "good_ok", json!({"message": "fine"})).await;
+    assert!(texts(&o).contains("echo: fine"), "{o:?}");
+    tools.close();
+}
+
+#[tokio::test]
 async fn a_tool_with_an_unusable_schema_is_skipped_with_a_warning() {
     let config = json!({"mcpServers": {"odd": fake("bad_schema")}});
     let tools = load_tools(&config, &McpOptions::default()).await.unwrap();
@@ -158,4 +173,25 @@ async fn closing_kills_the_servers_process_group() {
     }
     let o = run(&tools, "ok", json!({"message": "after close"})).await;
     assert!(error_text(&o).contains("closed"), "{o:?}");
+}
+
+#[tokio::test]
+async fn closing_asks_the_server_to_end_before_killing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let term_file = dir.path().join("term");
+    let mut server = fake("graceful");
+    server["env"] = json!({"TERM_FILE": term_file.to_string_lossy()});
+    let config = json!({"mcpServers": {"polite": server}});
+    let tools = load_tools(&config, &McpOptions::default()).await.unwrap();
+    assert!(tools.warnings.is_empty(), "{:?}", tools.warnings);
+    tools.tools[0].close();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !term_file.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never got SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(std::fs::read_to_string(&term_file).unwrap(), "terminated");
 }

@@ -12,8 +12,6 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path as UrlPath, State};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tandem_protocol::{
     BashCommand, BashEvent, BashEventPage, BashOutput, ExecuteBashRequest, SuccessResponse,
 };
@@ -182,9 +180,15 @@ impl BashService {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
-        let child = match command.spawn() {
+        // Its own process group, a parent-death signal and Tandem's owner marker.
+        let spawned = tandem_process::spawn_tokio(
+            command,
+            tandem_process::Isolation::Group,
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .await;
+        let child = match spawned {
             Ok(c) => c,
             Err(e) => {
                 return output_of(
@@ -209,11 +213,11 @@ impl BashService {
                 Err(e) => output_of(&cmd.id, -1, None, Some(e.to_string())),
             },
             () = tokio::time::sleep(timeout) => {
-                kill_group(pid);
+                stop_group(pid).await;
                 output_of(&cmd.id, -1, None, Some(format!("Command timed out after {} seconds", cmd.timeout)))
             }
             () = cancel.cancelled() => {
-                kill_group(pid);
+                stop_group(pid).await;
                 output_of(&cmd.id, -1, None, Some("Command stopped".into()))
             }
         }
@@ -340,12 +344,12 @@ fn output_of(
     }
 }
 
-/// Kills the command's process group: `bash` and everything it started (each command runs
-/// in a group of its own, led by `bash`).
-fn kill_group(pid: Option<u32>) {
+/// Stops the command's process group: `bash` and everything it started (each command runs
+/// in a group of its own, led by `bash`): SIGTERM, then SIGKILL after a grace.
+async fn stop_group(pid: Option<u32>) {
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
         // Already gone is fine: the command ended on its own.
-        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        tandem_process::stop_group(pid, tandem_process::DEFAULT_GRACE).await;
     }
 }
 

@@ -232,12 +232,15 @@ impl Server {
         self.cors.clone().apply(app)
     }
 
-    /// Serves on `listener` until `shutdown` resolves, then closes every conversation.
+    /// Serves on `listener` until `shutdown` resolves, then closes every conversation. First
+    /// it removes what dead Tandem servers left running (Chromium holding a profile, shells,
+    /// MCP servers: `tandem_process::sweep`), never a live server's children.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        let _ = tokio::task::spawn_blocking(tandem_process::sweep).await;
         let app = self.router();
         let result = axum::serve(listener, app)
             .with_graceful_shutdown(shutdown)

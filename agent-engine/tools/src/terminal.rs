@@ -10,6 +10,7 @@
 
 mod definition;
 mod fanout;
+mod inbox;
 mod keys;
 mod markers;
 mod observation;

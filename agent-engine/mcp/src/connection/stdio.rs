@@ -1,16 +1,23 @@
 //! Stdio servers: a child process in its own process group, JSON-RPC one message per line.
-//! The whole group is killed when the connection closes or is dropped, so a server that starts
-//! helpers (`npm exec` → `node`) leaves nothing behind.
+//! When the connection closes or is dropped, the whole group gets SIGTERM, then SIGKILL after
+//! a grace, so a server that starts helpers (`npm exec` → `node`) leaves nothing behind. The
+//! server gets a parent-death signal and Tandem's owner marker (`tandem_process`), so a crash
+//! of Tandem takes it along, or the next start sweeps it up.
+//!
+//! Lines are read with a cap ([`MAX_LINE`] for messages, [`MAX_STDERR_LINE`] for stderr):
+//! a longer message ends the connection with an error naming the server, instead of growing
+//! memory without bound; a longer stderr line is skipped.
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use nix::sys::signal::Signal;
+use tandem_process::Isolation;
+use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 use super::{Diagnostics, RmcpConnection, Rx, SharedDiagnostics, Wire};
 use crate::config::{ServerConfig, Transport};
@@ -32,6 +39,12 @@ const INHERITED_ENV: [&str; 9] = [
 
 /// Lines of stderr kept to explain a failure.
 const STDERR_TAIL: usize = 6;
+/// Longest JSON-RPC message line a server may send (images travel base64-encoded inside).
+pub(crate) const MAX_LINE: usize = 16 * 1024 * 1024;
+/// Longest stderr line read; longer ones are skipped.
+const MAX_STDERR_LINE: usize = 64 * 1024;
+/// How long a closed server has after SIGTERM before its group gets SIGKILL.
+const CLOSE_GRACE: Duration = tandem_process::DEFAULT_GRACE;
 
 pub(super) async fn connect(
     server: &ServerConfig,
@@ -57,8 +70,7 @@ pub(super) async fn connect(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
+        .kill_on_drop(true);
     for key in INHERITED_ENV {
         if let Some(v) = std::env::var_os(key) {
             cmd.env(key, v);
@@ -75,7 +87,8 @@ pub(super) async fn connect(
         }
         cmd.current_dir(dir);
     }
-    let mut child = cmd.spawn().map_err(|e| {
+    let spawned = tandem_process::spawn_tokio(cmd, Isolation::Group, Signal::SIGKILL).await;
+    let mut child = spawned.map_err(|e| {
         let why = if e.kind() == std::io::ErrorKind::NotFound {
             "no such program (is it installed and on PATH?)".to_owned()
         } else {
@@ -104,8 +117,14 @@ pub(super) async fn connect(
         let diag = diag.clone();
         let name = name.to_owned();
         async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
+            let mut lines =
+                FramedRead::new(stderr, LinesCodec::new_with_max_length(MAX_STDERR_LINE));
+            while let Some(line) = lines.next().await {
+                let line = match line {
+                    Ok(line) => line,
+                    Err(LinesCodecError::MaxLineLengthExceeded) => continue,
+                    Err(LinesCodecError::Io(_)) => break,
+                };
                 tracing::debug!(server = %name, "MCP server stderr: {line}");
                 let line = line.trim();
                 if line.is_empty() {
@@ -153,12 +172,21 @@ pub(super) async fn connect(
                 }
             });
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stdout).lines();
+                let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE));
                 loop {
-                    let line = match lines.next_line().await {
-                        Ok(Some(line)) => line,
-                        Ok(None) => break,
-                        Err(e) => {
+                    let line = match lines.next().await {
+                        Some(Ok(line)) => line,
+                        None => break,
+                        Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
+                            Diagnostics::lock(&diag)
+                                .protocol_error
+                                .get_or_insert(format!(
+                                    "a message longer than {} MiB (the limit of one line)",
+                                    MAX_LINE / (1024 * 1024)
+                                ));
+                            break;
+                        }
+                        Some(Err(LinesCodecError::Io(e))) => {
                             Diagnostics::lock(&diag)
                                 .protocol_error
                                 .get_or_insert(format!("unreadable output ({e})"));
@@ -203,13 +231,19 @@ pub(super) async fn connect(
     RmcpConnection::start(name, diag, spawn_transport, Some(Box::new(guard))).await
 }
 
-/// Kills the server's process group when dropped.
+/// Closes the server's process group when dropped: SIGTERM, then SIGKILL after
+/// [`CLOSE_GRACE`] (on a thread of its own, so dropping never waits).
 struct GroupGuard(Option<i32>);
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if let Some(pgid) = self.0 {
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            let stopper = std::thread::Builder::new()
+                .name("mcp-server-stop".into())
+                .spawn(move || tandem_process::stop_group_blocking(pgid, CLOSE_GRACE));
+            if stopper.is_err() {
+                tandem_process::signal_group(pgid, Signal::SIGKILL);
+            }
         }
     }
 }

@@ -1,13 +1,15 @@
 //! Fan-out of the shell's output to attached viewers (the desktop terminal pane).
 //!
-//! The PTY reader threads send every raw chunk here as well as to the tool. A pump thread masks
+//! The PTY reader threads send every raw chunk here as well as to the tool, through a bounded
+//! channel of [`RAW_QUEUE`] chunks (policy: backpressure — a reader that gets ahead of the pump
+//! waits, and with it the program writing to the terminal). A pump thread masks
 //! secrets (holding back a possible partial secret until more bytes come or the stream has been
 //! quiet for [`FLUSH_IDLE`]), appends to a bounded scrollback and broadcasts. Both happen under
 //! one lock so a viewer that [`attach`](Fanout::attach)es gets the scrollback and then exactly
 //! the bytes that follow it. The fan-out outlives shell resets: viewers stay attached.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -21,8 +23,14 @@ use super::stream_mask::StreamMasker;
 const FLUSH_IDLE: Duration = Duration::from_millis(15);
 /// Bytes held back at least when there are secrets (longer secrets raise it).
 const MIN_HOLD: usize = 4096;
-/// Messages a slow viewer may fall behind before it misses some.
-const BROADCAST_CAPACITY: usize = 4096;
+/// Raw chunks (up to 64 KiB each) queued for the pump.
+const RAW_QUEUE: usize = 16;
+/// Messages a slow viewer may fall behind before it misses some (policy: keep the newest; the
+/// viewer skips what it missed). The channel keeps this many messages alive even when every
+/// viewer has read them, so the bytes held are bounded by this times [`MAX_MESSAGE`].
+const BROADCAST_CAPACITY: usize = 256;
+/// Largest message broadcast: longer output is split.
+const MAX_MESSAGE: usize = 16 * 1024;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -46,7 +54,7 @@ pub(crate) struct Fanout {
 
 impl Fanout {
     /// Starts the pump thread; returns the fan-out and the sender the PTY readers feed.
-    pub fn start(scrollback_cap: usize) -> std::io::Result<(Arc<Self>, Sender<Bytes>)> {
+    pub fn start(scrollback_cap: usize) -> std::io::Result<(Arc<Self>, SyncSender<Bytes>)> {
         let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
         let fanout = Arc::new(Self {
             tx,
@@ -54,7 +62,7 @@ impl Fanout {
             scrollback_cap,
             mask: Mutex::new(MaskSetup::default()),
         });
-        let (raw_tx, raw_rx) = std::sync::mpsc::channel();
+        let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel(RAW_QUEUE);
         let pump = Arc::clone(&fanout);
         std::thread::Builder::new()
             .name("terminal-fanout".into())
@@ -99,8 +107,14 @@ impl Fanout {
         if excess > 0 {
             scrollback.drain(..excess);
         }
-        // No receivers is not an error: viewers come and go.
-        let _ = self.tx.send(Bytes::from(bytes));
+        let bytes = Bytes::from(bytes);
+        let mut start = 0;
+        while start < bytes.len() {
+            let end = (start + MAX_MESSAGE).min(bytes.len());
+            // No receivers is not an error: viewers come and go.
+            let _ = self.tx.send(bytes.slice(start..end));
+            start = end;
+        }
     }
 
     fn run(&self, rx: Receiver<Bytes>) {

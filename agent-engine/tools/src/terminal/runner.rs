@@ -10,12 +10,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::markers::{MarkerParser, PromptInfo, ShellEvent};
+use super::inbox::Inbox;
+use super::markers::{PromptInfo, ShellEvent};
 use super::process;
 use super::shell::Shell;
 
@@ -166,8 +165,8 @@ impl Capture {
 #[derive(Debug)]
 pub(crate) struct Runner {
     shell: Arc<Shell>,
-    output: UnboundedReceiver<Bytes>,
-    parser: MarkerParser,
+    /// The shell's output, parsed by its reader thread (bounded: see [`Inbox`]).
+    output: Inbox,
     backlog: VecDeque<ShellEvent>,
     ready: bool,
     busy: bool,
@@ -223,11 +222,10 @@ fn single_quoted(value: &str) -> String {
 
 impl Runner {
     /// The runner of a freshly spawned shell.
-    pub fn new(shell: Arc<Shell>, output: UnboundedReceiver<Bytes>, nonce: &str) -> Self {
+    pub fn new(shell: Arc<Shell>, output: Inbox) -> Self {
         Self {
             shell,
             output,
-            parser: MarkerParser::new(nonce),
             backlog: VecDeque::new(),
             ready: false,
             busy: false,
@@ -256,15 +254,8 @@ impl Runner {
 
     /// Parses everything the shell has printed so far into the backlog, without waiting.
     fn drain(&mut self) {
-        loop {
-            match self.output.try_recv() {
-                Ok(chunk) => self.parser.push(&chunk, &mut self.backlog),
-                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => return,
-                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
-                    self.exited = true;
-                    return;
-                }
-            }
+        if self.output.drain_into(&mut self.backlog) {
+            self.exited = true;
         }
     }
 
@@ -351,9 +342,8 @@ impl Runner {
             tokio::select! {
                 biased;
                 () = cancelled(cancel) => return Stop::Cancelled,
-                chunk = self.output.recv() => match chunk {
-                    Some(chunk) => self.parser.push(&chunk, &mut self.backlog),
-                    None => self.exited = true,
+                closed = self.output.recv_into(&mut self.backlog) => if closed {
+                    self.exited = true;
                 },
                 () = sleep_until(wake) => {
                     return if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -385,9 +375,8 @@ impl Runner {
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return false,
-                chunk = self.output.recv() => match chunk {
-                    Some(chunk) => self.parser.push(&chunk, &mut self.backlog),
-                    None => self.exited = true,
+                closed = self.output.recv_into(&mut self.backlog) => if closed {
+                    self.exited = true;
                 },
                 () = tokio::time::sleep_until(deadline) => return true,
             }
@@ -641,6 +630,63 @@ mod tests {
         assert!(out.len() < CAPTURE_LIMIT + 100);
         assert!(out.ends_with(b"xEND"));
         assert!(String::from_utf8_lossy(&out).contains("bytes of output dropped"));
+    }
+
+    /// A person's `yes` in the agent's shell while no tool call drains it: what is queued
+    /// for the tool stays bounded, and the shell still works afterwards.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn output_nobody_waits_for_stays_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let (feed_tx, feed_rx) = std::sync::mpsc::sync_channel(16);
+        // A viewer that keeps up.
+        std::thread::spawn(move || while feed_rx.recv().is_ok() {});
+        let spawned = super::super::shell::spawn(dir.path(), feed_tx).unwrap();
+        let shell = Arc::new(spawned.shell);
+        let mut runner = Runner::new(Arc::clone(&shell), spawned.output);
+        let cancel = CancellationToken::new();
+        runner.wait_ready(&cancel).await.unwrap();
+        // bash leads its own session and carries the owner marker the leftover sweep reads.
+        let environ = std::fs::read(format!("/proc/{}/environ", shell.pid())).unwrap();
+        assert!(
+            environ
+                .split(|&b| b == 0)
+                .any(|e| e.starts_with(b"TANDEM_OWNER="))
+        );
+        assert_eq!(
+            nix::unistd::getsid(Some(nix::unistd::Pid::from_raw(shell.pid())))
+                .unwrap()
+                .as_raw(),
+            shell.pid()
+        );
+        // Typed by a person, not through the tool.
+        assert!(shell.write(b"yes\r".to_vec()));
+        let mut most = 0;
+        for _ in 0..30 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            most = most.max(runner.output.queued_bytes());
+        }
+        assert!(most > 0, "yes printed nothing");
+        assert!(
+            most <= super::super::inbox::OUTPUT_CAP,
+            "{most} bytes queued for the tool"
+        );
+        shell.write(b"\x03".to_vec());
+        let mut ok = false;
+        for _ in 0..20 {
+            runner.settle();
+            if !runner.busy {
+                ok = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(ok, "yes did not stop");
+        let out = runner
+            .run("echo still-here", Duration::from_secs(10), None, &cancel)
+            .await
+            .unwrap();
+        assert!(String::from_utf8_lossy(&out.raw).contains("still-here"));
+        shell.kill();
     }
 
     #[test]

@@ -29,7 +29,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// ([`write_input`](Self::write_input)) and [`resize`](Self::resize) the terminal.
 pub struct TerminalSession {
     fanout: Arc<Fanout>,
-    viewer_feed: std::sync::mpsc::Sender<Bytes>,
+    viewer_feed: std::sync::mpsc::SyncSender<Bytes>,
     shell: Mutex<Arc<Shell>>,
     runner: tokio::sync::Mutex<Runner>,
     /// Holds the short-lived files that carry secrets into the shell.
@@ -63,7 +63,7 @@ impl TerminalSession {
         fanout.set_masker(known.clone(), known.longest());
         let spawned = shell::spawn(working_dir, viewer_feed.clone())?;
         let shell = Arc::new(spawned.shell);
-        let runner = Runner::new(Arc::clone(&shell), spawned.output, &spawned.nonce);
+        let runner = Runner::new(Arc::clone(&shell), spawned.output);
         let private_dir = match private_dir() {
             Ok(dir) => dir,
             Err(e) => {
@@ -151,7 +151,7 @@ impl TerminalSession {
         .and_then(|spawned| spawned)
         .map_err(|e| format!("Could not start a new shell: {e}"))?;
         let shell = Arc::new(spawned.shell);
-        *runner = Runner::new(Arc::clone(&shell), spawned.output, &spawned.nonce);
+        *runner = Runner::new(Arc::clone(&shell), spawned.output);
         *lock(&self.shell) = shell;
         Ok(())
     }

@@ -1,19 +1,30 @@
 //! One bash process on a PTY: spawning it with a controlled environment, and the threads that
 //! move bytes in and out of the (blocking) PTY so the async side never blocks.
 //!
-//! The reader thread sends every chunk both to the tool (a tokio channel) and to the viewer
-//! fan-out; the writer thread writes whatever the tool or a viewer types. Dropping [`Shell`]
-//! closes the input channel, which ends the writer thread; the reader thread ends when the PTY
-//! closes (after [`Shell::kill`]).
+//! The reader thread parses every chunk into the tool's bounded [`Inbox`] (never waiting for
+//! the tool) and sends it to the viewer fan-out (a bounded channel: when the fan-out falls
+//! behind, the reader waits, and so does whatever writes to the terminal); the writer thread
+//! writes whatever the tool or a viewer types. Dropping [`Shell`] closes the input channel,
+//! which ends the writer thread; the reader thread ends when the PTY closes (after
+//! [`Shell::kill`]).
+//!
+//! bash leads a session of its own with the PTY as its controlling terminal, and gets SIGHUP
+//! when the server dies (`tandem_process`: the parent-death signal, and the owner marker the
+//! leftover sweep looks for). Like a closed terminal window, SIGHUP makes bash hang up its
+//! jobs, background ones included.
 
 use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Mutex;
 
 use bytes::Bytes;
-use portable_pty::{ChildKiller, CommandBuilder, MasterPty, PtySize, native_pty_system};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use tandem_process::Isolation;
 
+use super::inbox::{Inbox, inbox};
 use super::markers::PromptVars;
 use super::process;
 
@@ -29,7 +40,6 @@ pub(crate) struct Shell {
     pid: i32,
     input: std::sync::mpsc::Sender<Vec<u8>>,
     master: Mutex<Box<dyn MasterPty + Send>>,
-    killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Shell {
@@ -42,10 +52,8 @@ impl std::fmt::Debug for Shell {
 pub(crate) struct Spawned {
     /// The shell.
     pub shell: Shell,
-    /// Raw PTY output, chunk by chunk; closes when the PTY does.
-    pub output: UnboundedReceiver<Bytes>,
-    /// The nonce of its prompt markers.
-    pub nonce: String,
+    /// Its output parsed into events, bounded; closes when the PTY does.
+    pub output: Inbox,
 }
 
 fn command(working_dir: &Path, vars: &PromptVars) -> CommandBuilder {
@@ -80,10 +88,34 @@ fn io_error(e: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
 
+/// `builder` as a std command whose stdio is the PTY slave at `tty`.
+fn std_command(builder: &CommandBuilder, tty: &Path) -> std::io::Result<std::process::Command> {
+    let argv = builder.get_argv();
+    let program = argv
+        .first()
+        .ok_or_else(|| std::io::Error::other("no program to run on the terminal"))?;
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(&argv[1..]);
+    if let Some(dir) = builder.get_cwd() {
+        cmd.current_dir(dir);
+    }
+    cmd.env_clear();
+    cmd.envs(builder.iter_full_env_as_str());
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(nix::libc::O_NOCTTY)
+        .open(tty)?;
+    cmd.stdin(slave.try_clone()?);
+    cmd.stdout(slave.try_clone()?);
+    cmd.stderr(slave);
+    Ok(cmd)
+}
+
 /// Starts bash in `working_dir`, feeding its output to the tool and to `viewers`.
 pub(crate) fn spawn(
     working_dir: &Path,
-    viewers: std::sync::mpsc::Sender<Bytes>,
+    viewers: std::sync::mpsc::SyncSender<Bytes>,
 ) -> std::io::Result<Spawned> {
     let nonce = uuid::Uuid::new_v4().simple().to_string();
     let vars = PromptVars::new(&nonce);
@@ -95,18 +127,19 @@ pub(crate) fn spawn(
             pixel_height: 0,
         })
         .map_err(io_error)?;
-    let mut child = pair
-        .slave
-        .spawn_command(command(working_dir, &vars))
-        .map_err(io_error)?;
-    // The child holds its own copy of the slave; ours would keep the PTY open after it exits.
+    let tty = pair
+        .master
+        .tty_name()
+        .ok_or_else(|| std::io::Error::other("the terminal has no name"))?;
+    let cmd = std_command(&command(working_dir, &vars), &tty)?;
+    let mut child = tandem_process::spawn_std(cmd, Isolation::Terminal, Signal::SIGHUP)?;
+    // The child holds its own copies of the slave; ours would keep the PTY open after it exits.
     drop(pair.slave);
-    let pid = child.process_id().map_or(-1, |p| p as i32);
-    let killer = child.clone_killer();
+    let pid = i32::try_from(child.id()).unwrap_or(-1);
     let mut reader = pair.master.try_clone_reader().map_err(io_error)?;
     let mut writer = pair.master.take_writer().map_err(io_error)?;
 
-    let (tool_tx, tool_rx): (UnboundedSender<Bytes>, _) = unbounded_channel();
+    let (mut tool_tx, tool_rx) = inbox(&nonce);
     std::thread::Builder::new()
         .name("terminal-reader".into())
         .spawn(move || {
@@ -116,7 +149,7 @@ pub(crate) fn spawn(
                     Ok(0) => break,
                     Ok(n) => {
                         let chunk = Bytes::copy_from_slice(&buf[..n]);
-                        let _ = tool_tx.send(chunk.clone());
+                        tool_tx.push(&chunk);
                         let _ = viewers.send(chunk);
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -125,6 +158,7 @@ pub(crate) fn spawn(
             }
             // Reap the shell so it does not linger as a zombie.
             let _ = child.wait();
+            drop(tool_tx);
         })?;
 
     let (input_tx, input_rx) = std::sync::mpsc::channel::<Vec<u8>>();
@@ -147,10 +181,8 @@ pub(crate) fn spawn(
             pid,
             input: input_tx,
             master: Mutex::new(pair.master),
-            killer: Mutex::new(killer),
         },
         output: tool_rx,
-        nonce,
     })
 }
 
@@ -187,7 +219,8 @@ impl Shell {
     /// Kills the shell and everything in its session (blocking: reads `/proc`).
     pub fn kill(&self) {
         process::kill_all(&process::session_tree(self.pid));
-        let mut killer = self.killer.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = killer.kill();
+        if self.pid > 1 {
+            let _ = kill(Pid::from_raw(self.pid), Signal::SIGKILL);
+        }
     }
 }
