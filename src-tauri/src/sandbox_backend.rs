@@ -378,7 +378,10 @@ impl From<SandboxError> for Failure {
 
 impl Shared {
     fn status(&self) -> SandboxStatus {
-        self.status.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Publishes `state`. One party publishes at a time (the start, stop or shutdown under
@@ -412,11 +415,9 @@ impl Shared {
             Err(f) => return failed(f),
         };
         let sandbox = running.sandbox().clone();
-        let kept = tokio::select! {
-            r = self.keep_key(&sandbox.session_key) => r,
-            () = cancel.cancelled() => Ok(()),
-        };
-        if let Err(f) = kept {
+        // Not cut short by a cancel (it is bounded): a key written after it was forgotten
+        // would stay in the keyring.
+        if let Err(f) = self.keep_key(&sandbox.session_key).await {
             remove(running).await;
             self.forget_key().await;
             return failed(f);
@@ -457,7 +458,11 @@ impl Shared {
     }
 
     /// Connects to Docker and starts the sandbox (building its image first when missing).
-    async fn launch(&self, workspace: &str, cancel: &CancellationToken) -> Result<Running, Failure> {
+    async fn launch(
+        &self,
+        workspace: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Running, Failure> {
         let dir = PathBuf::from(workspace);
         if !dir.is_dir() {
             return Err(Failure {

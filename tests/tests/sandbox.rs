@@ -44,7 +44,8 @@ fn text(out: &Output) -> String {
 fn docker_ready(home: &Path) -> bool {
     let ls = tandem(home, &["sandbox", "ls"]);
     // TANDEM_SANDBOX_IMAGE: the image the tandem binary starts instead of the default.
-    let tag = std::env::var("TANDEM_SANDBOX_IMAGE").unwrap_or_else(|_| "tandem-sandbox:latest".into());
+    let tag =
+        std::env::var("TANDEM_SANDBOX_IMAGE").unwrap_or_else(|_| "tandem-sandbox:latest".into());
     let image = Command::new("docker")
         .args(["image", "inspect", &tag])
         .output()

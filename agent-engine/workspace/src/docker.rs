@@ -329,15 +329,14 @@ impl DockerProvisioner {
     /// this fails).
     pub(crate) async fn start_sandbox(&self, created: &Created) -> Result<Sandbox, SandboxError> {
         let id = &created.id;
-        self.docker
-            .start_container(id, None)
-            .await
-            .map_err(|e| match (self.err(e), created.port) {
+        self.docker.start_container(id, None).await.map_err(|e| {
+            match (self.err(e), created.port) {
                 (SandboxError::Docker(m), Some(port)) if m.contains("address already in use") => {
                     SandboxError::PortTaken { port }
                 }
                 (other, _) => other,
-            })?;
+            }
+        })?;
         Ok(Sandbox {
             id: id.clone(),
             url: created.url.clone().unwrap_or_default(),

@@ -426,9 +426,7 @@ impl Running {
 
     /// Lets it outlive this handle and this process; answers the sandbox.
     pub fn detach(self) -> Sandbox {
-        let Self {
-            sandbox, owned, ..
-        } = self;
+        let Self { sandbox, owned, .. } = self;
         owned.release();
         sandbox
     }

@@ -274,7 +274,11 @@ impl Provisioner for Fake {
         })
     }
 
-    fn logs<'a>(&'a self, id: &'a str, _tail: usize) -> BoxFuture<'a, Result<String, SandboxError>> {
+    fn logs<'a>(
+        &'a self,
+        id: &'a str,
+        _tail: usize,
+    ) -> BoxFuture<'a, Result<String, SandboxError>> {
         Box::pin(async move { Ok(format!("the last words of {id}\n")) })
     }
 

@@ -62,12 +62,18 @@ impl Setup {
     fn nothing_left(&self) {
         assert_eq!(self.fake.sandboxes(), Vec::<String>::new(), "left behind");
         assert_eq!(self.sup.owned(), Vec::<String>::new(), "still owned");
-        assert_eq!(self.fake.dropped_creates(), 0, "a create was dropped half-way");
+        assert_eq!(
+            self.fake.dropped_creates(),
+            0,
+            "a create was dropped half-way"
+        );
     }
 }
 
 async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(GUARD, f).await.expect("it never happened")
+    tokio::time::timeout(GUARD, f)
+        .await
+        .expect("it never happened")
 }
 
 #[tokio::test]
