@@ -97,7 +97,7 @@ async fn a_start_runs_its_steps_in_order_and_stop_removes_the_sandbox() {
     );
     let id = running.sandbox().id.clone();
     assert_eq!(running.sandbox().session_key, format!("key-of-{id}"));
-    assert_eq!(s.fake.sandboxes(), [id.clone()]);
+    assert_eq!(s.fake.sandboxes(), std::slice::from_ref(&id));
     assert_eq!(s.sup.owned(), [id]);
     assert_eq!(running.has_exited(), None);
     running.stop().await.unwrap();
@@ -256,7 +256,7 @@ async fn shutting_down_removes_every_running_sandbox_but_a_detached_one() {
         .unwrap()
         .detach();
     s.sup.shutdown().await;
-    assert_eq!(s.fake.sandboxes(), [detached.id.clone()]);
+    assert_eq!(s.fake.sandboxes(), std::slice::from_ref(&detached.id));
     // The handle of a removed one says so.
     assert!(within(kept.exited()).await.reason.contains("removed"));
     drop(kept);
