@@ -3,22 +3,25 @@
 //! and the UI then talks to the server inside like to any remote backend: its URL, and its
 //! session key kept in the keyring under [`KEY_ACCOUNT`].
 //!
-//! One sandbox at a time. Every step is published as a [`SandboxStatus`] (a Tauri event and the
-//! answer of the commands), with a sequence number so the UI can drop an answer older than an
-//! event it already has. The sandbox is removed when the person switches away from it, starts
-//! another, or quits ([`SandboxBackend::shutdown`]); one left by a crash carries this process as
-//! its owner and is removed by the next start. While it runs it is watched, so a container that
-//! dies or is removed shows as failed with the reason instead of as connected.
+//! One sandbox at a time, started, watched and removed by `tandem-workspace`'s [`Supervisor`]
+//! (the lifecycle the CLI uses too); this file only adapts it to the app. Every step is
+//! published as a [`SandboxStatus`] (a Tauri event and the answer of the commands), with a
+//! sequence number so the UI can drop an answer older than an event it already has. The
+//! sandbox is removed when the person switches away from it, starts another, or quits
+//! ([`SandboxBackend::shutdown`]); one left by a crash carries this process as its owner and is
+//! removed by the next start. A container that dies or is removed shows as failed with the
+//! reason (Docker tells when it stops) instead of as connected.
 
 mod setup;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
 use tandem_workspace::{
-    BuildOptions, DockerProvisioner, Health, Progress, Provisioner, SandboxError, SandboxSpec,
+    BuildOptions, CancellationToken, DockerProvisioner, Progress, Running, SandboxError,
+    SandboxSpec, Supervisor,
 };
 use tokio::task::JoinHandle;
 
@@ -35,8 +38,6 @@ pub const KEY_ACCOUNT: &str = "backend:sandbox";
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a keyring call may take.
 const KEYRING_TIMEOUT: Duration = Duration::from_secs(10);
-/// Health checks in a row that may fail (the daemon busy) before the sandbox counts as lost.
-const WATCH_ERRORS: u32 = 3;
 
 /// The origins the webview calls the sandbox's server from: its own on each platform, and in
 /// dev builds the Vite dev server's (`tauri.conf.json`'s `devUrl`). The server inside allows
@@ -195,8 +196,6 @@ pub struct SandboxConfig {
     pub binary: BinarySearch,
     /// How long the server may take to answer; none: the provisioner's default.
     pub health_timeout: Option<Duration>,
-    /// How often a running sandbox is checked.
-    pub watch_every: Duration,
 }
 
 impl std::fmt::Debug for SandboxConfig {
@@ -210,7 +209,6 @@ impl std::fmt::Debug for SandboxConfig {
             .field("server_args", &self.server_args)
             .field("binary", &self.binary)
             .field("health_timeout", &self.health_timeout)
-            .field("watch_every", &self.watch_every)
             .finish()
     }
 }
@@ -232,18 +230,18 @@ impl SandboxConfig {
             server_args,
             binary: BinarySearch::from_env(),
             health_timeout: None,
-            watch_every: Duration::from_secs(2),
         }
     }
 }
 
 type Notify = dyn Fn(&SandboxStatus) + Send + Sync;
 
-/// The sandbox backend of the desktop: starts, watches and removes one sandbox.
+/// The sandbox backend of the desktop: one sandbox at a time through the workspace crate's
+/// [`Supervisor`], its states published to the UI and its key kept in the keyring.
 pub struct SandboxBackend {
     shared: Arc<Shared>,
-    /// One start, stop or shutdown at a time.
-    ops: tokio::sync::Mutex<()>,
+    /// One start, stop or shutdown at a time; the job of the current sandbox.
+    job: tokio::sync::Mutex<Option<Job>>,
 }
 
 impl std::fmt::Debug for SandboxBackend {
@@ -254,20 +252,18 @@ impl std::fmt::Debug for SandboxBackend {
     }
 }
 
+/// A sandbox's task, from its start to its removal, and what ends it.
+struct Job {
+    cancel: CancellationToken,
+    task: JoinHandle<()>,
+}
+
 struct Shared {
-    inner: Mutex<Inner>,
+    /// Never held while `notify` runs: a listener may ask for the status.
+    status: Mutex<SandboxStatus>,
     notify: Box<Notify>,
     keys: Arc<KeyStore>,
     config: SandboxConfig,
-}
-
-struct Inner {
-    status: SandboxStatus,
-    /// Bumped by every start and stop: a task of an older one may no longer change anything.
-    generation: u64,
-    task: Option<JoinHandle<()>>,
-    docker: Option<DockerProvisioner>,
-    id: Option<String>,
 }
 
 impl SandboxBackend {
@@ -280,64 +276,47 @@ impl SandboxBackend {
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
-                inner: Mutex::new(Inner {
-                    status: SandboxStatus {
-                        seq: 0,
-                        state: SandboxState::Stopped { workspace: None },
-                    },
-                    generation: 0,
-                    task: None,
-                    docker: None,
-                    id: None,
+                status: Mutex::new(SandboxStatus {
+                    seq: 0,
+                    state: SandboxState::Stopped { workspace: None },
                 }),
                 notify: Box::new(notify),
                 keys,
                 config,
             }),
-            ops: tokio::sync::Mutex::new(()),
+            job: tokio::sync::Mutex::new(None),
         }
     }
 
     /// The current status.
     pub fn status(&self) -> SandboxStatus {
-        self.shared.lock().status.clone()
+        self.shared.status()
     }
 
     /// Starts a sandbox on `workspace`, first removing the one running; answers at once with
     /// the first step, the rest arrives through `notify`. Must run inside a Tokio runtime.
     pub async fn start(&self, workspace: String) -> SandboxStatus {
-        let _op = self.ops.lock().await;
-        self.halt().await;
-        let generation = {
-            let mut inner = self.shared.lock();
-            inner.generation += 1;
-            inner.generation
-        };
-        self.shared.set(
-            generation,
-            SandboxState::Starting {
-                workspace: workspace.clone(),
-                step: StartStep::Connecting,
-            },
-        );
+        let mut job = self.job.lock().await;
+        halt(&mut job).await;
+        let first = self.shared.set(SandboxState::Starting {
+            workspace: workspace.clone(),
+            step: StartStep::Connecting,
+        });
+        let cancel = CancellationToken::new();
         let shared = Arc::clone(&self.shared);
-        let task = tokio::spawn(async move { shared.run(generation, workspace).await });
-        let mut inner = self.shared.lock();
-        if inner.generation == generation {
-            inner.task = Some(task);
-        }
-        inner.status.clone()
+        let token = cancel.clone();
+        let task = tokio::spawn(async move { shared.run(workspace, token).await });
+        *job = Some(Job { cancel, task });
+        first
     }
 
     /// Stops and removes the sandbox (or cancels its start), forgets its key, and answers
     /// `stopped`.
     pub async fn stop(&self) -> SandboxStatus {
-        let _op = self.ops.lock().await;
-        let workspace = self.halt().await;
-        let generation = self.shared.lock().generation;
-        self.shared
-            .set(generation, SandboxState::Stopped { workspace });
-        self.status()
+        let mut job = self.job.lock().await;
+        halt(&mut job).await;
+        let workspace = self.status().state.workspace().map(str::to_owned);
+        self.shared.set(SandboxState::Stopped { workspace })
     }
 
     /// [`stop`](Self::stop) bounded by `limit`, for quitting: what is not removed by then is
@@ -350,74 +329,14 @@ impl SandboxBackend {
             );
         }
     }
-
-    /// Ends the current sandbox, whatever its state: cancels its task, removes its container
-    /// and its key. Answers its folder.
-    async fn halt(&self) -> Option<String> {
-        let (task, creating) = {
-            let mut inner = self.shared.lock();
-            let creating = matches!(
-                inner.status.state,
-                SandboxState::Starting {
-                    step: StartStep::Creating,
-                    ..
-                }
-            );
-            (inner.task.take(), creating)
-        };
-        if let Some(task) = task {
-            task.abort();
-            // Once it has ended it can no longer create a container behind our back.
-            let _ = task.await;
-        }
-        let (docker, id, workspace) = {
-            let mut inner = self.shared.lock();
-            inner.generation += 1;
-            (
-                inner.docker.take(),
-                inner.id.take(),
-                inner.status.state.workspace().map(str::to_owned),
-            )
-        };
-        if let Some(docker) = docker {
-            remove(&docker, id.as_deref()).await;
-            if creating {
-                // The aborted task may have sent the create request: the daemon finishes it
-                // without us, so its container can appear after the removal above.
-                for _ in 0..CREATE_SETTLE_CHECKS {
-                    tokio::time::sleep(CREATE_SETTLE_STEP).await;
-                    docker.remove_owned_by_this_process().await;
-                }
-            }
-            self.shared.forget_key().await;
-        }
-        workspace
-    }
 }
 
-/// After a start is cancelled while creating its container, how often and how far apart the
-/// containers of this process are looked for again (one the daemon was still creating).
-const CREATE_SETTLE_CHECKS: u32 = 6;
-const CREATE_SETTLE_STEP: Duration = Duration::from_millis(250);
-
-/// Removes sandbox `id` and anything else this process started (a start cancelled before it
-/// told the id), within [`STOP_TIMEOUT`].
-async fn remove(docker: &DockerProvisioner, id: Option<&str>) {
-    let removed = tokio::time::timeout(STOP_TIMEOUT, async {
-        if let Some(id) = id
-            && let Err(e) = docker.stop(id).await
-            && !matches!(e, SandboxError::NotFound(_))
-        {
-            tracing::warn!("cannot remove the sandbox {id}: {e}");
-        }
-        docker.remove_owned_by_this_process().await;
-    })
-    .await;
-    if removed.is_err() {
-        tracing::warn!(
-            "removing the sandbox took over {} s; the next start removes it",
-            STOP_TIMEOUT.as_secs()
-        );
+/// Ends the current job: its start stops at the next step, or its sandbox is removed and its
+/// key forgotten; answers once it has (so nothing it does comes after what the caller does).
+async fn halt(job: &mut Option<Job>) {
+    if let Some(job) = job.take() {
+        job.cancel.cancel();
+        let _ = job.task.await;
     }
 }
 
@@ -458,60 +377,92 @@ impl From<SandboxError> for Failure {
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn status(&self) -> SandboxStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
-    /// Publishes `state` if `generation` is still the current one; false when it is not.
-    fn set(&self, generation: u64, state: SandboxState) -> bool {
-        let mut inner = self.lock();
-        if inner.generation != generation {
-            return false;
-        }
-        inner.status.seq = inner.status.seq.wrapping_add(1);
-        inner.status.state = state;
-        // Under the lock, so that listeners hear the states in order.
-        (self.notify)(&inner.status);
-        true
+    /// Publishes `state`. One party publishes at a time (the start, stop or shutdown under
+    /// way, or the job it waits for), so listeners hear the states in order with no lock held
+    /// while they are told.
+    fn set(&self, state: SandboxState) -> SandboxStatus {
+        let status = {
+            let mut s = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            s.seq = s.seq.wrapping_add(1);
+            s.state = state;
+            s.clone()
+        };
+        (self.notify)(&status);
+        status
     }
 
-    fn current(&self, generation: u64) -> bool {
-        self.lock().generation == generation
-    }
-
-    /// A start from the first step to `connected` or `failed`, then the watch.
-    async fn run(self: Arc<Self>, generation: u64, workspace: String) {
-        match self.launch(generation, &workspace).await {
-            Ok((docker, id)) => self.watch(generation, &workspace, &docker, &id).await,
-            Err(f) => {
-                let (docker, id) = {
-                    let mut inner = self.lock();
-                    if inner.generation != generation {
-                        return;
-                    }
-                    (inner.docker.take(), inner.id.take())
-                };
-                if let Some(docker) = docker {
-                    remove(&docker, id.as_deref()).await;
-                    self.forget_key().await;
-                }
-                self.set(
-                    generation,
-                    SandboxState::Failed {
-                        workspace,
-                        reason: f.reason,
-                        code: f.code,
-                    },
-                );
+    /// A sandbox from its start to `failed` or to its removal when `cancel` fires. Cancelled,
+    /// it publishes nothing more: the one who cancelled says what comes next.
+    async fn run(self: Arc<Self>, workspace: String, cancel: CancellationToken) {
+        let failed = |f: Failure| {
+            if !cancel.is_cancelled() {
+                self.set(SandboxState::Failed {
+                    workspace: workspace.clone(),
+                    reason: f.reason,
+                    code: f.code,
+                });
             }
+        };
+        let running = match self.launch(&workspace, &cancel).await {
+            Ok(r) => r,
+            Err(f) => return failed(f),
+        };
+        let sandbox = running.sandbox().clone();
+        // Not cut short by a cancel (it is bounded): a key written after it was forgotten
+        // would stay in the keyring.
+        if let Err(f) = self.keep_key(&sandbox.session_key).await {
+            remove(running).await;
+            self.forget_key().await;
+            return failed(f);
+        }
+        if !cancel.is_cancelled() {
+            self.set(SandboxState::Connected {
+                workspace: workspace.clone(),
+                base_url: sandbox.url.clone(),
+                key_account: KEY_ACCOUNT.to_owned(),
+                workspace_inside: sandbox.workspace.clone(),
+                id: sandbox.id.clone(),
+                model: self.config.model.clone(),
+            });
+        }
+        // Docker tells when it stops; nothing is polled.
+        let died = tokio::select! {
+            exit = running.exited() => Some(exit),
+            () = cancel.cancelled() => None,
+        };
+        let failure = match died {
+            Some(exit) => {
+                let logs = running.logs(20).await.unwrap_or_default();
+                Some(Failure {
+                    code: FailureCode::Died,
+                    reason: format!(
+                        "the sandbox stopped: {}\n--- its last output ---\n{logs}",
+                        exit.reason
+                    ),
+                })
+            }
+            None => None,
+        };
+        remove(running).await;
+        self.forget_key().await;
+        if let Some(f) = failure {
+            failed(f);
         }
     }
 
+    /// Connects to Docker and starts the sandbox (building its image first when missing).
     async fn launch(
         &self,
-        generation: u64,
         workspace: &str,
-    ) -> Result<(DockerProvisioner, String), Failure> {
+        cancel: &CancellationToken,
+    ) -> Result<Running, Failure> {
         let dir = PathBuf::from(workspace);
         if !dir.is_dir() {
             return Err(Failure {
@@ -521,137 +472,47 @@ impl Shared {
                 ),
             });
         }
-        let mut docker = DockerProvisioner::connect().await?;
+        let mut docker = tokio::select! {
+            r = DockerProvisioner::connect() => r?,
+            () = cancel.cancelled() => return Err(SandboxError::Cancelled.into()),
+        };
         if let Some(t) = self.config.health_timeout {
             docker = docker.with_health_timeout(t);
         }
-        {
-            let mut inner = self.lock();
-            if inner.generation != generation {
-                return Err(Failure {
-                    code: FailureCode::Docker,
-                    reason: "cancelled".into(),
-                });
-            }
-            inner.docker = Some(docker.clone());
-        }
+        let sandboxes = Supervisor::new(Arc::new(docker.clone()));
+        // What an earlier sandbox of this app left (a removal that timed out).
+        sandboxes.sweep(true).await;
         let mut spec = SandboxSpec::new(dir);
         spec.image = self.config.image.clone();
         spec.env = self.config.env.clone();
         spec.server_args = self.config.server_args.clone();
         let progress = |p: Progress| {
-            if let Some(state) = state_of(workspace, p) {
-                self.set(generation, state);
+            if let Some(state) = state_of(workspace, p)
+                && !cancel.is_cancelled()
+            {
+                self.set(state);
             }
         };
-        let sandbox = match docker.start(&spec, &progress).await {
+        match sandboxes.start(&spec, &progress, cancel).await {
             Err(SandboxError::ImageMissing { image }) => {
                 let binary = find_tandem_binary(&self.config.binary).map_err(|reason| Failure {
                     code: FailureCode::NoBinary,
                     reason,
                 })?;
-                self.set(
-                    generation,
-                    SandboxState::Building {
-                        workspace: workspace.to_owned(),
-                        line: Some(format!(
-                            "{image} is missing: building it with {}",
-                            binary.display()
-                        )),
-                    },
-                );
+                progress(Progress::Building(format!(
+                    "{image} is missing: building it with {}",
+                    binary.display()
+                )));
                 let mut opts = BuildOptions::new(binary);
                 opts.tag = image;
-                docker.build(&opts, &progress).await?;
-                docker.start(&spec, &progress).await?
+                tokio::select! {
+                    r = docker.build(&opts, &progress) => r?,
+                    () = cancel.cancelled() => return Err(SandboxError::Cancelled.into()),
+                };
+                Ok(sandboxes.start(&spec, &progress, cancel).await?)
             }
-            other => other?,
-        };
-        let stale = {
-            let mut inner = self.lock();
-            let stale = inner.generation != generation;
-            if !stale {
-                inner.id = Some(sandbox.id.clone());
-            }
-            stale
-        };
-        if stale {
-            let _ = docker.stop(&sandbox.id).await;
-            return Err(Failure {
-                code: FailureCode::Docker,
-                reason: "cancelled".into(),
-            });
+            other => Ok(other?),
         }
-        self.keep_key(&sandbox.session_key).await?;
-        self.set(
-            generation,
-            SandboxState::Connected {
-                workspace: workspace.to_owned(),
-                base_url: sandbox.url.clone(),
-                key_account: KEY_ACCOUNT.to_owned(),
-                workspace_inside: sandbox.workspace.clone(),
-                id: sandbox.id.clone(),
-                model: self.config.model.clone(),
-            },
-        );
-        Ok((docker, sandbox.id))
-    }
-
-    /// Checks the running sandbox until it is stopped from here (the task is cancelled then)
-    /// or it dies on its own, which is published as `failed` with the reason and its last
-    /// output.
-    async fn watch(&self, generation: u64, workspace: &str, docker: &DockerProvisioner, id: &str) {
-        let mut errors = 0;
-        let failure = loop {
-            tokio::time::sleep(self.config.watch_every).await;
-            if !self.current(generation) {
-                return;
-            }
-            match docker.health(id).await {
-                Ok(Health::Stopped(reason)) => {
-                    let logs = docker.logs(id, 20).await.unwrap_or_default();
-                    break Failure {
-                        code: FailureCode::Died,
-                        reason: format!(
-                            "the sandbox stopped: {reason}\n--- its last output ---\n{logs}"
-                        ),
-                    };
-                }
-                Ok(_) => errors = 0,
-                Err(SandboxError::NotFound(_)) => {
-                    break Failure {
-                        code: FailureCode::Died,
-                        reason:
-                            "the sandbox's container was removed outside Tandem; start it again"
-                                .into(),
-                    };
-                }
-                Err(e) => {
-                    errors += 1;
-                    if errors >= WATCH_ERRORS {
-                        break e.into();
-                    }
-                }
-            }
-        };
-        {
-            let mut inner = self.lock();
-            if inner.generation != generation {
-                return;
-            }
-            inner.docker = None;
-            inner.id = None;
-        }
-        remove(docker, Some(id)).await;
-        self.forget_key().await;
-        self.set(
-            generation,
-            SandboxState::Failed {
-                workspace: workspace.to_owned(),
-                reason: failure.reason,
-                code: failure.code,
-            },
-        );
     }
 
     async fn keyring<T: Send + 'static>(
@@ -689,6 +550,20 @@ impl Shared {
         {
             tracing::warn!("cannot forget the sandbox's session key: {e}");
         }
+    }
+}
+
+/// Removes a sandbox within [`STOP_TIMEOUT`] (quitting must not hang; what is left carries this
+/// process as its owner and goes at the next start).
+async fn remove(running: Running) {
+    let id = running.sandbox().id.clone();
+    match tokio::time::timeout(STOP_TIMEOUT, running.stop()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("cannot remove the sandbox {id}: {e}"),
+        Err(_) => tracing::warn!(
+            "removing the sandbox {id} took over {} s; the next start removes it",
+            STOP_TIMEOUT.as_secs()
+        ),
     }
 }
 

@@ -24,13 +24,22 @@ fn backend(config_dir: &Path) -> (SandboxBackend, Heard, Arc<KeyStore>) {
     let mut config = SandboxConfig::new(sandbox_env(None, |_| None, &["tauri://localhost"]), None);
     // Nowhere to find a binary: these tests never build the image.
     config.binary = BinarySearch::default();
-    config.watch_every = Duration::from_millis(300);
+    config.image = image();
     let heard: Heard = Arc::default();
     let h = Arc::clone(&heard);
     let b = SandboxBackend::new(Arc::clone(&keys), config, move |s| {
         h.lock().unwrap().push(s.clone())
     });
     (b, heard, keys)
+}
+
+/// The image the real-Docker test starts: `TANDEM_SANDBOX_IMAGE` (a tag of one's own), else
+/// the default.
+fn image() -> String {
+    std::env::var("TANDEM_SANDBOX_IMAGE")
+        .ok()
+        .filter(|i| !i.is_empty())
+        .unwrap_or_else(|| tandem_workspace::IMAGE.to_owned())
 }
 
 /// Waits (up to `limit`) until the state is no longer building or starting.
@@ -125,8 +134,8 @@ fn docker_ready() -> bool {
     let required = std::env::var("TANDEM_REQUIRE_DOCKER").as_deref() == Ok("1");
     let why = if docker(&["version", "--format", "{{.Server.Version}}"]).is_none() {
         "no Docker daemon answers at DOCKER_HOST (run `bash scripts/docker.sh`)"
-    } else if docker(&["image", "inspect", tandem_workspace::IMAGE]).is_none() {
-        "the image tandem-sandbox:latest is missing (run `tandem sandbox build`)"
+    } else if docker(&["image", "inspect", &image()]).is_none() {
+        "the sandbox image is missing (run `tandem sandbox build`)"
     } else {
         return true;
     };

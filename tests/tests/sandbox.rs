@@ -43,8 +43,11 @@ fn text(out: &Output) -> String {
 /// Whether a daemon and the sandbox image are there; fails instead when they must be.
 fn docker_ready(home: &Path) -> bool {
     let ls = tandem(home, &["sandbox", "ls"]);
+    // TANDEM_SANDBOX_IMAGE: the image the tandem binary starts instead of the default.
+    let tag =
+        std::env::var("TANDEM_SANDBOX_IMAGE").unwrap_or_else(|_| "tandem-sandbox:latest".into());
     let image = Command::new("docker")
-        .args(["image", "inspect", "tandem-sandbox:latest"])
+        .args(["image", "inspect", &tag])
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use tandem_workspace::{
-    BASE_IMAGE, BuildOptions, DockerProvisioner, IMAGE, Progress, Provisioner, SandboxSpec,
-    forwarded_env,
+    BASE_IMAGE, BuildOptions, CancellationToken, DockerProvisioner, IMAGE, Progress, SandboxSpec,
+    Supervisor, forwarded_env,
 };
 
 use crate::remote::{self, RemoteFlags, RunRequest};
@@ -46,7 +46,7 @@ pub enum SandboxCmd {
         #[arg(long)]
         port: Option<u16>,
         /// The image to start.
-        #[arg(long, default_value = IMAGE)]
+        #[arg(long, default_value = IMAGE, env = IMAGE_ENV)]
         image: String,
     },
     /// Stop and remove sandboxes.
@@ -84,6 +84,10 @@ pub struct Limits {
     #[arg(long = "env", value_name = "NAME[=VALUE]")]
     pub env: Vec<String>,
 }
+
+/// The variable naming another sandbox image to start (a tag of one's own while trying a change
+/// of the image); `tandem sandbox start --image` wins over it.
+const IMAGE_ENV: &str = "TANDEM_SANDBOX_IMAGE";
 
 /// The LLM settings a sandbox gets from this environment besides [`tandem_workspace::FORWARDED_ENV`]: the
 /// default profile of its server.
@@ -132,6 +136,10 @@ async fn provisioner() -> Result<DockerProvisioner> {
     Ok(DockerProvisioner::connect().await?)
 }
 
+/// How long a start interrupted by Ctrl-C may take to reach its next step and remove what it
+/// created before the command quits anyway (the next start's sweep removes the rest).
+const CANCEL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// `tandem sandbox ...`; exit 1 for a sandbox error (printed), as other commands do.
 pub async fn command(cmd: SandboxCmd) -> Result<u8> {
     match run_command(cmd).await {
@@ -145,6 +153,7 @@ pub async fn command(cmd: SandboxCmd) -> Result<u8> {
 
 async fn run_command(cmd: SandboxCmd) -> Result<()> {
     let docker = provisioner().await?;
+    let sandboxes = Supervisor::new(Arc::new(docker.clone()));
     match cmd {
         SandboxCmd::Build {
             base,
@@ -187,13 +196,25 @@ async fn run_command(cmd: SandboxCmd) -> Result<()> {
             let mut spec = limits.spec(workspace, image, port)?;
             // It outlives this command: `tandem sandbox stop` removes it.
             spec.owned_by_this_process = false;
-            let sb = docker.start(&spec, &show_progress).await?;
+            let cancel = CancellationToken::new();
+            let start = sandboxes.start(&spec, &show_progress, &cancel);
+            tokio::pin!(start);
+            let started = tokio::select! {
+                r = &mut start => r,
+                _ = tokio::signal::ctrl_c() => {
+                    eprintln!("\n‖ interrupted: removing the sandbox being started");
+                    cancel.cancel();
+                    let _ = tokio::time::timeout(CANCEL_LIMIT, start).await;
+                    bail!("interrupted");
+                }
+            };
+            let sb = started?.detach();
             println!("{}", serde_json::to_string(&sb)?);
         }
         SandboxCmd::Stop { ids } => {
             let mut failed = Vec::new();
             for id in ids {
-                match docker.stop(&id).await {
+                match sandboxes.stop(&id).await {
                     Ok(()) => eprintln!("· removed {id}"),
                     Err(e) => failed.push(format!("{id}: {e}")),
                 }
@@ -203,11 +224,11 @@ async fn run_command(cmd: SandboxCmd) -> Result<()> {
             }
         }
         SandboxCmd::Ls => {
-            for s in docker.list().await? {
+            for s in sandboxes.list().await? {
                 println!("{}", serde_json::to_string(&s)?);
             }
         }
-        SandboxCmd::Logs { id, tail } => print!("{}", docker.logs(&id, tail).await?),
+        SandboxCmd::Logs { id, tail } => print!("{}", sandboxes.logs(&id, tail).await?),
     }
     Ok(())
 }
@@ -232,33 +253,45 @@ pub async fn run(
     };
     std::fs::create_dir_all(&workspace)
         .with_context(|| format!("cannot create workspace {}", workspace.display()))?;
-    let spec = limits.spec(workspace.clone(), IMAGE.to_owned(), None)?;
-    let docker = match provisioner().await {
-        Ok(d) => Arc::new(d),
+    let image = std::env::var(IMAGE_ENV)
+        .ok()
+        .filter(|i| !i.trim().is_empty())
+        .unwrap_or_else(|| IMAGE.to_owned());
+    let spec = limits.spec(workspace.clone(), image, None)?;
+    let sandboxes = match provisioner().await {
+        Ok(d) => Supervisor::new(Arc::new(d)),
         Err(e) => {
             eprintln!("error: {e:#}");
             return Ok(1);
         }
     };
-    let removing = Arc::clone(&docker);
+    // A second Ctrl-C quits at once: the start under way is cancelled and whatever this run
+    // created is removed first.
+    let quitting = sandboxes.clone();
     crate::exit::on_quit(move || {
-        let d = Arc::clone(&removing);
-        Box::pin(async move { d.remove_owned_by_this_process().await })
+        let s = quitting.clone();
+        Box::pin(async move { s.shutdown().await })
     });
+    let cancel = CancellationToken::new();
+    let start = sandboxes.start(&spec, &show_progress, &cancel);
+    tokio::pin!(start);
     let started = tokio::select! {
-        r = docker.start(&spec, &show_progress) => r,
+        r = &mut start => r,
         _ = tokio::signal::ctrl_c() => {
             eprintln!("\n‖ interrupted while starting the sandbox");
+            cancel.cancel();
+            let _ = tokio::time::timeout(CANCEL_LIMIT, start).await;
             crate::exit::quit(130).await
         }
     };
-    let sb = match started {
-        Ok(sb) => sb,
+    let running = match started {
+        Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(1);
         }
     };
+    let sb = running.sandbox().clone();
     eprintln!(
         "· sandbox {} ({}), {} mounted at {}",
         &sb.id[..12.min(sb.id.len())],
@@ -271,29 +304,22 @@ pub async fn run(
         session_key: Some(sb.session_key.clone()),
     };
     req.workspace = Some(PathBuf::from(&sb.workspace));
-    // A sandbox that dies mid-run (out of memory, killed) ends the run at once with the reason,
-    // rather than leaving the client waiting for a server that is gone.
+    // A sandbox that dies mid-run (out of memory, killed) ends the run at once with the reason
+    // (Docker tells its exit), rather than leaving the client waiting for a server that is gone.
     let outcome = tokio::select! {
         r = remote::run(&flags, &sb.url, req, settings) => r,
-        reason = died(&docker, &sb.id) => {
-            let logs = docker.logs(&sb.id, 20).await.unwrap_or_default();
-            eprintln!("error: the sandbox stopped during the run: {reason}\n--- its last output ---\n{logs}");
+        exit = running.exited() => {
+            let logs = running.logs(20).await.unwrap_or_default();
+            eprintln!(
+                "error: the sandbox stopped during the run: {}\n--- its last output ---\n{logs}",
+                exit.reason
+            );
             Ok(1)
         }
     };
-    match docker.stop(&sb.id).await {
+    match running.stop().await {
         Ok(()) => eprintln!("· sandbox removed"),
         Err(e) => eprintln!("warning: the sandbox {} was not removed: {e}", sb.id),
     }
     outcome
-}
-
-/// Resolves once sandbox `id` is no longer running, with the reason.
-async fn died(docker: &DockerProvisioner, id: &str) -> String {
-    loop {
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        if let Some(reason) = docker.stopped_reason_of(id).await {
-            return reason;
-        }
-    }
 }

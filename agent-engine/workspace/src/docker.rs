@@ -10,11 +10,12 @@
 
 mod build;
 mod leftovers;
+mod lifecycle;
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bollard::Docker;
 use bollard::models::{ContainerCreateBody, HostConfig, PortBinding};
@@ -28,8 +29,7 @@ pub use build::{BASE_IMAGE, BuildOptions, BuildReport};
 
 use crate::limits::{nano_cpus, parse_memory};
 use crate::{
-    Health, OnProgress, Progress, Provisioner, Sandbox, SandboxError, SandboxInfo, SandboxSpec,
-    WORKSPACE_IN_SANDBOX,
+    Created, Health, Sandbox, SandboxError, SandboxInfo, SandboxSpec, WORKSPACE_IN_SANDBOX,
 };
 
 /// The sandbox image `tandem sandbox build` makes.
@@ -185,41 +185,11 @@ impl DockerProvisioner {
         Ok(Some(reason))
     }
 
-    /// Why sandbox `id` stopped, or None while it runs (or when that cannot be told).
-    pub async fn stopped_reason_of(&self, id: &str) -> Option<String> {
-        self.stopped_reason(id).await.ok().flatten()
-    }
-
     async fn answers(&self, url: &str) -> bool {
         matches!(
             self.http.get(format!("{url}/health")).send().await,
             Ok(r) if r.status().is_success()
         )
-    }
-
-    /// Waits until the server answers, the container stops or the time is up.
-    async fn wait_healthy(&self, id: &str, url: &str) -> Result<(), SandboxError> {
-        let started = Instant::now();
-        loop {
-            if self.answers(url).await {
-                return Ok(());
-            }
-            if let Some(reason) = self.stopped_reason(id).await? {
-                return Err(SandboxError::Died {
-                    id: short(id),
-                    reason,
-                    logs: self.logs(id, 30).await.unwrap_or_default(),
-                });
-            }
-            if started.elapsed() > self.health_timeout {
-                return Err(SandboxError::Unhealthy {
-                    id: short(id),
-                    seconds: self.health_timeout.as_secs(),
-                    logs: self.logs(id, 30).await.unwrap_or_default(),
-                });
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
     }
 
     fn create_body(
@@ -300,13 +270,9 @@ impl DockerProvisioner {
     }
 }
 
-#[async_trait::async_trait]
-impl Provisioner for DockerProvisioner {
-    async fn start(
-        &self,
-        spec: &SandboxSpec,
-        progress: OnProgress<'_>,
-    ) -> Result<Sandbox, SandboxError> {
+impl DockerProvisioner {
+    /// Checks `spec` and creates its container, not started yet (the supervisor's first step).
+    pub(crate) async fn create_sandbox(&self, spec: &SandboxSpec) -> Result<Created, SandboxError> {
         let workspace = spec.workspace.canonicalize().map_err(|e| {
             SandboxError::Invalid(format!(
                 "the workspace {} cannot be used: {e}",
@@ -345,44 +311,42 @@ impl Provisioner for DockerProvisioner {
             &uuid::Uuid::new_v4().simple().to_string()[..12]
         );
         let body = self.create_body(spec, &workspace, net, port, &key, &name)?;
-        progress(Progress::Starting);
         let opts = CreateContainerOptionsBuilder::default().name(&name).build();
         let created = self
             .docker
             .create_container(Some(opts), body)
             .await
             .map_err(|e| self.err(e))?;
-        let id = created.id;
-        // From here on a failure removes the container: nothing is left behind.
-        let url = format!("http://127.0.0.1:{port}");
-        let ready = async {
-            self.docker
-                .start_container(&id, None)
-                .await
-                .map_err(|e| match self.err(e) {
-                    SandboxError::Docker(m) if m.contains("address already in use") => {
-                        SandboxError::PortTaken { port }
-                    }
-                    other => other,
-                })?;
-            progress(Progress::WaitingForHealth);
-            self.wait_healthy(&id, &url).await
-        }
-        .await;
-        if let Err(e) = ready {
-            let _ = self.remove(&id).await;
-            return Err(e);
-        }
-        progress(Progress::Ready);
-        Ok(Sandbox {
-            id,
-            url,
+        Ok(Created {
+            id: created.id,
             session_key: key,
+            url: Some(format!("http://127.0.0.1:{port}")),
+            port: Some(port),
+        })
+    }
+
+    /// Starts a created container (the supervisor's second step; it removes the container when
+    /// this fails).
+    pub(crate) async fn start_sandbox(&self, created: &Created) -> Result<Sandbox, SandboxError> {
+        let id = &created.id;
+        self.docker.start_container(id, None).await.map_err(|e| {
+            match (self.err(e), created.port) {
+                (SandboxError::Docker(m), Some(port)) if m.contains("address already in use") => {
+                    SandboxError::PortTaken { port }
+                }
+                (other, _) => other,
+            }
+        })?;
+        Ok(Sandbox {
+            id: id.clone(),
+            url: created.url.clone().unwrap_or_default(),
+            session_key: created.session_key.clone(),
             workspace: WORKSPACE_IN_SANDBOX.to_owned(),
         })
     }
 
-    async fn stop(&self, id: &str) -> Result<(), SandboxError> {
+    /// Stops and removes sandbox `id`; refuses a container that is not a Tandem sandbox.
+    pub async fn stop(&self, id: &str) -> Result<(), SandboxError> {
         let labels = self.labels_of(id).await?;
         if labels.get(SANDBOX_LABEL).map(String::as_str) != Some("1") {
             return Err(SandboxError::Invalid(format!(
@@ -392,7 +356,8 @@ impl Provisioner for DockerProvisioner {
         self.remove(id).await
     }
 
-    async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
+    /// The Tandem sandboxes of this daemon, running or not.
+    pub async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError> {
         let found = self
             .docker
             .list_containers(Some(labelled(&format!("{SANDBOX_LABEL}=1"))))
@@ -417,7 +382,8 @@ impl Provisioner for DockerProvisioner {
             .collect())
     }
 
-    async fn logs(&self, id: &str, tail: usize) -> Result<String, SandboxError> {
+    /// The last `tail` lines of a sandbox's output.
+    pub async fn logs(&self, id: &str, tail: usize) -> Result<String, SandboxError> {
         let opts = LogsOptionsBuilder::default()
             .stdout(true)
             .stderr(true)
@@ -434,7 +400,8 @@ impl Provisioner for DockerProvisioner {
         Ok(out)
     }
 
-    async fn health(&self, id: &str) -> Result<Health, SandboxError> {
+    /// Whether a sandbox runs and its server answers.
+    pub async fn health(&self, id: &str) -> Result<Health, SandboxError> {
         if let Some(reason) = self.stopped_reason(id).await? {
             return Ok(Health::Stopped(reason));
         }

@@ -74,6 +74,9 @@ pub enum SandboxError {
     /// No such sandbox.
     #[error("no sandbox {0}: `tandem sandbox ls` lists them")]
     NotFound(String),
+    /// The start was cancelled (what it had created is removed).
+    #[error("the sandbox's start was cancelled")]
+    Cancelled,
     /// Anything else the daemon said.
     #[error("Docker: {0}")]
     Docker(String),

@@ -2,8 +2,9 @@
 //! machine, with its own desktop, browser and resource limits, and an agent server inside that
 //! every client reaches like any remote backend.
 //!
-//! [`Provisioner`] is the small interface every kind of sandbox implements (start, stop, list,
-//! logs, health). [`DockerProvisioner`] is the one built now: it builds the sandbox image
+//! [`Provisioner`] is the small interface every kind of sandbox implements (create, start,
+//! ready, wait, remove, list, logs, sweep), and the [`Supervisor`] the one lifecycle both the CLI
+//! and the desktop drive it through. [`DockerProvisioner`] is the one built now: it builds the sandbox image
 //! (`sandbox-image/`, from a debootstrap base so nothing is pulled), starts a container of it
 //! with the workspace mounted, waits for the server inside to answer `/health`, and removes it
 //! again. A Kubernetes or remote-VM provisioner implements the same trait and hands back the
@@ -12,12 +13,18 @@
 mod docker;
 mod error;
 mod limits;
+mod supervisor;
 
 use std::path::PathBuf;
+
+use futures::future::BoxFuture;
 
 pub use docker::{BASE_IMAGE, BuildOptions, BuildReport, DockerProvisioner, IMAGE, SANDBOX_LABEL};
 pub use error::SandboxError;
 pub use limits::parse_memory;
+pub use supervisor::{Running, Supervisor};
+/// What cancels a [`Supervisor::start`] (re-exported: its callers need no other crate for it).
+pub use tokio_util::sync::CancellationToken;
 
 /// Where the workspace folder appears inside a sandbox.
 pub const WORKSPACE_IN_SANDBOX: &str = "/workspace";
@@ -148,22 +155,54 @@ pub enum Health {
 /// Progress callback of a start or build.
 pub type OnProgress<'a> = &'a (dyn Fn(Progress) + Send + Sync);
 
+/// A sandbox created but not started yet: what [`Provisioner::create`] hands to
+/// [`Provisioner::start`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// The provisioner's id for it (a container id): what removes it.
+    pub id: String,
+    /// The session key its server will accept.
+    pub session_key: String,
+    /// Its server's base URL, when known before it starts.
+    pub url: Option<String>,
+    /// The host port asked for or picked for its server, if any (to name it when taken).
+    pub port: Option<u16>,
+}
+
+/// Why a sandbox stopped on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit {
+    /// Its exit code, when it exited (none: removed, or unknown).
+    pub code: Option<i64>,
+    /// The cause in words (exit code, out of memory, removed).
+    pub reason: String,
+}
+
 /// A kind of sandbox: Docker now; Kubernetes (one pod per sandbox, the same image) or a
-/// remote VM later, behind the same five calls.
-#[async_trait::async_trait]
+/// remote VM later, behind the same steps. The [`Supervisor`] drives them: it starts a sandbox
+/// step by step (so a cancelled start always knows what to remove), watches it with
+/// [`wait`](Self::wait) and removes it.
 pub trait Provisioner: Send + Sync {
-    /// Starts a sandbox and returns once its server answers.
-    async fn start(
-        &self,
-        spec: &SandboxSpec,
-        progress: OnProgress<'_>,
-    ) -> Result<Sandbox, SandboxError>;
-    /// Stops and removes a sandbox (nothing left behind).
-    async fn stop(&self, id: &str) -> Result<(), SandboxError>;
+    /// Checks `spec` (the folder, the image) and creates the sandbox without starting it. The
+    /// supervisor never drops this future half-way: what it creates always gets an id back.
+    fn create<'a>(&'a self, spec: &'a SandboxSpec) -> BoxFuture<'a, Result<Created, SandboxError>>;
+    /// Starts a created sandbox and answers where its server is. May be dropped half-way:
+    /// [`remove`](Self::remove) of the created id cleans up.
+    fn start<'a>(&'a self, created: &'a Created) -> BoxFuture<'a, Result<Sandbox, SandboxError>>;
+    /// Resolves once the server of a started sandbox answers, or fails when it does not within
+    /// the provisioner's time. May be dropped half-way.
+    fn ready<'a>(&'a self, sandbox: &'a Sandbox) -> BoxFuture<'a, Result<(), SandboxError>>;
+    /// Resolves once a started sandbox no longer runs, with why (the provisioner is told, it
+    /// does not poll). An error: it can no longer be watched.
+    fn wait<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Exit, SandboxError>>;
+    /// Stops and removes a sandbox, whatever its state (nothing left behind);
+    /// [`SandboxError::NotFound`] when there is none.
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), SandboxError>>;
     /// The sandboxes this provisioner started.
-    async fn list(&self) -> Result<Vec<SandboxInfo>, SandboxError>;
+    fn list(&self) -> BoxFuture<'_, Result<Vec<SandboxInfo>, SandboxError>>;
     /// The last `tail` lines of a sandbox's output.
-    async fn logs(&self, id: &str, tail: usize) -> Result<String, SandboxError>;
-    /// Whether a sandbox runs and its server answers.
-    async fn health(&self, id: &str) -> Result<Health, SandboxError>;
+    fn logs<'a>(&'a self, id: &'a str, tail: usize) -> BoxFuture<'a, Result<String, SandboxError>>;
+    /// Removes leftovers: sandboxes whose owning process is gone, and with `mine` also those
+    /// this process owns. Failures are logged, never in the way.
+    fn sweep(&self, mine: bool) -> BoxFuture<'_, ()>;
 }
