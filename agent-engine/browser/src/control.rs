@@ -24,8 +24,8 @@
 //!   (pause the run, record the change) finishes before the next transition starts. A
 //!   hand-back that arrives while the takeover is still pausing the run waits for it.
 //! - A hand-back that owes the agent a resume leaves `Agent { resume_pending: true }`; the
-//!   resume ([`Browser::resume_pending`]) happens in its own turn once the paused step has
-//!   landed, and only if the agent still drives. A takeover that comes first inherits the
+//!   resume ([`Browser::resume_pending`]) happens in its own turn, only once the run has
+//!   stopped (checked in that turn, not before it) and only if the agent still drives. A takeover that comes first inherits the
 //!   debt (its own hand-back resumes), so no hand-back leaves the run paused.
 
 use std::sync::Arc;
@@ -74,6 +74,18 @@ impl Control {
             _ => Driver::Agent,
         }
     }
+}
+
+/// What [`Browser::resume_pending`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// The run was resumed.
+    Resumed,
+    /// Nothing is owed (already resumed, or a person drives again and owes it at their own
+    /// hand-back).
+    NotOwed,
+    /// The run has not stopped yet: wait until it does and ask again.
+    NotStopped,
 }
 
 /// A takeover that happened. The next takeover or hand-back waits until this is dropped, so
@@ -271,26 +283,32 @@ impl Browser {
         }
     }
 
-    /// Makes the resume a hand-back owes the agent's run: `resume` runs (in the browser's turn,
-    /// so no takeover interleaves) only if the agent still drives and the resume is still
-    /// owed. Call it once the step the takeover paused has landed. Answers whether it ran.
-    pub async fn resume_pending<F, Fut>(&self, resume: F) -> bool
+    /// Makes the resume a hand-back owes the agent's run, in the browser's turn (so no
+    /// takeover interleaves): `resume` runs only if the agent still drives, the resume is still
+    /// owed and the run has stopped (`running` answers false). While the run is still going
+    /// (the step the takeover paused has not landed) the debt stays and
+    /// [`Resume::NotStopped`] says to wait for the run to stop and ask again: a resume decided
+    /// on a stop seen before the turn could start nothing and lose the debt.
+    pub async fn resume_pending<F, Fut>(&self, running: impl FnOnce() -> bool, resume: F) -> Resume
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = ()>,
     {
         let _turn = self.turn().await;
-        let owed = {
+        {
             let mut control = self.control();
             match &mut *control {
-                Control::Agent { resume_pending } => std::mem::take(resume_pending),
-                _ => false,
+                Control::Agent { resume_pending } if *resume_pending => {
+                    if running() {
+                        return Resume::NotStopped;
+                    }
+                    *resume_pending = false;
+                }
+                _ => return Resume::NotOwed,
             }
-        };
-        if owed {
-            resume().await;
         }
-        owed
+        resume().await;
+        Resume::Resumed
     }
 
     /// The agent asks for a person; the answer comes at the hand-back. While a person already
@@ -321,5 +339,92 @@ impl Browser {
         self.inner
             .state
             .send_if_modified(|s| s.handoff.take().is_some());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::BrowserConfig;
+
+    /// No Chromium: who drives and the resume debt need none.
+    fn browser(dir: &tempfile::TempDir) -> Browser {
+        Browser::new(BrowserConfig::for_conversation(
+            dir.path().join("conv"),
+            dir.path().join("ws"),
+        ))
+    }
+
+    async fn resume(b: &Browser, running: bool, resumes: &AtomicUsize) -> Resume {
+        b.resume_pending(
+            || running,
+            || async {
+                resumes.fetch_add(1, Ordering::SeqCst);
+            },
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn a_resume_asked_while_the_paused_run_is_still_going_keeps_the_debt() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = browser(&dir);
+        let resumes = AtomicUsize::new(0);
+        let takeover = b.take_control(|| true).await.unwrap();
+        assert!(takeover.pause_run);
+        drop(takeover);
+        let over = b.hand_back("done").await.unwrap();
+        assert!(over.resume_run);
+        drop(over);
+        // The step the takeover paused has not landed: nothing resumes, the debt stays.
+        assert_eq!(resume(&b, true, &resumes).await, Resume::NotStopped);
+        assert_eq!(resumes.load(Ordering::SeqCst), 0);
+        // Once it has stopped, the resume runs once.
+        assert_eq!(resume(&b, false, &resumes).await, Resume::Resumed);
+        assert_eq!(resume(&b, false, &resumes).await, Resume::NotOwed);
+        assert_eq!(resumes.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_late_resumer_never_spends_the_debt_of_a_later_takeover_on_a_running_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = browser(&dir);
+        let resumes = AtomicUsize::new(0);
+        // A takeover paused the run, its hand-back owes the resume, and the run stopped.
+        drop(b.take_control(|| true).await.unwrap());
+        drop(b.hand_back("first").await.unwrap());
+        // A second takeover comes first: it inherits the debt, although the run had stopped.
+        let second = b.take_control(|| false).await.unwrap();
+        assert!(second.pause_run, "the debt passes to the takeover");
+        drop(second);
+        // A resumer that saw the stop before the takeover finds nothing owed while a person
+        // drives.
+        assert_eq!(resume(&b, false, &resumes).await, Resume::NotOwed);
+        // The second hand-back owes it again; the run was resumed meanwhile and a third
+        // takeover's pause is still in flight: a resumer that saw an earlier stop waits.
+        drop(b.hand_back("second").await.unwrap());
+        assert_eq!(resume(&b, true, &resumes).await, Resume::NotStopped);
+        assert_eq!(resume(&b, false, &resumes).await, Resume::Resumed);
+        assert_eq!(resumes.load(Ordering::SeqCst), 1);
+        assert_eq!(b.driver(), Driver::Agent);
+    }
+
+    #[tokio::test]
+    async fn taking_control_twice_or_handing_back_twice_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = browser(&dir);
+        assert!(b.hand_back("nobody drove").await.is_none());
+        drop(b.take_control(|| false).await.unwrap());
+        assert!(b.take_control(|| true).await.is_none());
+        let over = b.hand_back("back").await.unwrap();
+        assert!(
+            !over.resume_run,
+            "a run that was not running is not resumed"
+        );
+        drop(over);
+        assert!(b.hand_back("again").await.is_none());
+        assert_eq!(b.driver(), Driver::Agent);
     }
 }

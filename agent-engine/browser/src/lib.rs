@@ -40,7 +40,7 @@ pub use actions::Outcome;
 pub use browser::{Browser, FrameWatch, HandBack};
 pub use catalog::{BrowserSlot, register};
 pub use config::BrowserConfig;
-pub use control::{HandOver, Takeover};
+pub use control::{HandOver, Resume, Takeover};
 pub use error::BrowserError;
 pub use secrets::MIN_SECRET_LEN;
 pub use state::Frame;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path as UrlPath, State};
 use serde_json::json;
-use tandem_browser::Browser;
+use tandem_browser::{Browser, Resume};
 use tandem_protocol::{BrowserState, HandBackRequest, Message};
 use tandem_sdk::SecretSource;
 
@@ -78,19 +78,28 @@ pub async fn hand_back(live: &Arc<Live>, note: &str) -> Result<BrowserState> {
         live.handle.send_message(Message::user(text), false).await?;
     }
     if over.resume_run {
-        // The pause takes effect after the step in flight; resume once it has, unless a
-        // takeover came first (it then owes the resume at its own hand-back).
+        // The pause takes effect after the step in flight; resume once the run has stopped
+        // (asked again in the browser's turn), unless a takeover came first (it then owes the
+        // resume at its own hand-back).
         let live = Arc::clone(live);
         let browser = browser.clone();
         tokio::spawn(async move {
-            live.handle.wait_until_stopped().await;
-            browser
-                .resume_pending(|| async {
-                    if let Err(e) = live.handle.run().await {
-                        tracing::debug!(conversation = %live.handle.id(), "not resumed after the hand-back: {e}");
-                    }
-                })
-                .await;
+            loop {
+                live.handle.wait_until_stopped().await;
+                let resumed = browser
+                    .resume_pending(
+                        || live.running(),
+                        || async {
+                            if let Err(e) = live.handle.run().await {
+                                tracing::debug!(conversation = %live.handle.id(), "not resumed after the hand-back: {e}");
+                            }
+                        },
+                    )
+                    .await;
+                if resumed != Resume::NotStopped {
+                    break;
+                }
+            }
         });
     }
     drop(over);

@@ -155,11 +155,29 @@ async fn hand_back_and_see_the_run_resume(t: &TestServer, id: &str, seen: &Seen,
         {
             return;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "round {round}: after the hand-back the run stayed {status} and the agent made no request"
-        );
+        if tokio::time::Instant::now() >= deadline {
+            let events = t.events(id).await;
+            let tail: Vec<String> = events.iter().rev().take(40).rev().map(summary).collect();
+            panic!(
+                "round {round}: after the hand-back the run stayed {status} and the agent made no request; the last events:\n{}",
+                tail.join("\n")
+            );
+        }
         tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// One line of an event, for a failure's story.
+fn summary(e: &Value) -> String {
+    let kind = e["kind"].as_str().unwrap_or("?");
+    match kind {
+        "ConversationStateUpdateEvent" => format!("{kind} {}={}", e["key"], e["value"]),
+        "ActionEvent" => format!("{kind} {}", e["tool_name"]),
+        "ObservationEvent" => {
+            let text = e["observation"].to_string();
+            format!("{kind} {}", text.chars().take(120).collect::<String>())
+        }
+        _ => format!("{kind} source={}", e["source"]),
     }
 }
 
