@@ -285,7 +285,8 @@ impl Browser {
     }
 
     /// Starts closing Chromium on the runtime, once however many tools ask (their `close` is
-    /// synchronous).
+    /// synchronous). Without a runtime (the conversation dropped as its process ends) Chromium's
+    /// process group is stopped here, blocking, so it never outlives its browser.
     pub fn close_soon(&self) {
         if self.inner.closing.swap(true, Ordering::SeqCst) {
             return;
@@ -293,6 +294,18 @@ impl Browser {
         let browser = self.clone();
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move { browser.close().await });
+            return;
+        }
+        self.inner.closed.store(true, Ordering::SeqCst);
+        self.cancel_handoff();
+        let pid = match self.inner.engine.try_lock() {
+            Ok(mut engine) => engine.as_mut().and_then(Engine::pid),
+            // An action in flight holds it and, its runtime gone, never lets go: Chromium's
+            // parent-death signal and the next server's sweep are left for that one.
+            Err(_) => None,
+        };
+        if let Some(pgid) = pid.and_then(|p| i32::try_from(p).ok()) {
+            tandem_process::stop_group_blocking(pgid, tandem_process::DEFAULT_GRACE);
         }
     }
 

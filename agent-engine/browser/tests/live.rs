@@ -276,6 +276,44 @@ async fn a_crashed_browser_is_restarted_and_the_agent_told() {
     b.close().await;
 }
 
+/// Whether a process other than a zombie is in group `pgid`.
+fn group_alive(pgid: i32) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid pgrp ...: the fields after the last ')'.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
+    })
+}
+
+#[test]
+fn a_browser_closed_after_its_runtime_is_gone_still_stops_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = browser(&dir);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pid = rt.block_on(async {
+        b.navigate("data:text/html,<title>t</title>", false)
+            .await
+            .unwrap();
+        b.pid().await.unwrap() as i32
+    });
+    assert!(group_alive(pid));
+    // The conversation is dropped as its process ends: no runtime to close Chromium on.
+    drop(rt);
+    b.close_soon();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while group_alive(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Chromium ({pid}) outlived its browser"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[tokio::test]
 async fn a_missing_chromium_is_named_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
