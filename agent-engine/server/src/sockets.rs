@@ -28,6 +28,14 @@ pub mod vnc;
 /// How often the server pings an idle socket.
 pub const PING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(20);
 
+/// The largest message a client may send on Tandem's sockets (browser, PTY, VNC): a paste, a
+/// key or RFB input is far smaller. A larger one ends the connection before it is buffered
+/// (the browser socket closes politely, 1009, above its own smaller limit first).
+pub const MAX_MESSAGE: usize = 1 << 20;
+
+/// The largest message on upstream's sockets (events, bash), as upstream's server allows.
+pub const UPSTREAM_MAX_MESSAGE: usize = 16 << 20;
+
 /// A request to open a socket: the upgrade, the server state, and the key the request carries
 /// up front (the `X-Session-API-Key` header, else `?session_api_key=`), if any.
 pub struct Upgrade {
@@ -63,6 +71,9 @@ impl Upgrade {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let Self { ws, state, pre_key } = self;
+        let ws = ws
+            .max_message_size(UPSTREAM_MAX_MESSAGE)
+            .max_frame_size(UPSTREAM_MAX_MESSAGE);
         ws.on_upgrade(move |mut socket| async move {
             if authenticate(&mut socket, &state.config.session_keys, pre_key).await {
                 serve(socket, state).await;
@@ -79,6 +90,7 @@ impl Upgrade {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let Self { ws, state, pre_key } = self;
+        let ws = ws.max_message_size(MAX_MESSAGE).max_frame_size(MAX_MESSAGE);
         ws.on_upgrade(move |mut socket| async move {
             let keys = &state.config.session_keys;
             if authenticate_first_frame(&mut socket, keys, pre_key.is_some()).await {

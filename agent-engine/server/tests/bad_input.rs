@@ -140,6 +140,51 @@ async fn socket_auth_timeout_and_unknown_conversation() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_oversized_socket_message_ends_that_socket_and_nothing_else() {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message as WsMessage;
+    let llm = harness::llm(vec![Step::tool_call("finish", json!({"message": "ok"}))]);
+    let t = TestServer::start().await;
+    let id = t.create(&llm, json!({})).await;
+    let mut pty = t.ws(&format!("/sockets/pty/{id}")).await;
+    let huge = vec![b'x'; tandem_server::SOCKET_MAX_MESSAGE + 1];
+    // The server may cut the connection while the frame is still being written.
+    let _ = pty.send(WsMessage::Binary(huge.into())).await;
+    let _ = close_code(&mut pty).await;
+    assert!(
+        tokio::time::timeout(Duration::from_secs(60), futures::StreamExt::next(&mut pty))
+            .await
+            .expect("the socket stayed open after an oversized message")
+            .is_none_or(|m| m.is_err()),
+        "the socket kept going after an oversized message"
+    );
+    // The server keeps serving: another socket and the REST API still answer.
+    let mut again = t.ws(&format!("/sockets/pty/{id}")).await;
+    again
+        .send(WsMessage::Text(
+            json!({"type": "input", "data": "echo still-$((6*7))\n"})
+                .to_string()
+                .into(),
+        ))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let mut seen = String::new();
+    while !seen.contains("still-42") {
+        let frame = tokio::time::timeout_at(deadline, futures::StreamExt::next(&mut again))
+            .await
+            .expect("no output from the new socket")
+            .expect("the new socket ended")
+            .unwrap();
+        if let WsMessage::Binary(b) = frame {
+            seen.push_str(&String::from_utf8_lossy(&b));
+        }
+    }
+    let (status, _) = t.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn not_found_validation_too_large_forbidden() {
     let llm = harness::llm(vec![Step::Reply(Reply::text("ok"))]);
     let t = TestServer::start_with(|c| c.max_body_bytes = 64 * 1024).await;
