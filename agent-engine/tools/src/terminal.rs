@@ -31,6 +31,7 @@ use tandem_sdk::{ToolContext, ToolDefinition, TypedTool};
 
 pub use definition::TOOL_NAME;
 pub use session::TerminalSession;
+pub use shell::INPUT_CAP;
 
 /// How long a command may print nothing before the call returns with it still running.
 pub const DEFAULT_SOFT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -633,3 +633,60 @@ async fn a_call_interrupted_before_typing_runs_nothing() {
     assert!(!dir.path().join("made-anyway").exists());
     tool.close();
 }
+
+/// A person types (or pastes) into the agent's shell while the program in it does not read its
+/// input: what waits is bounded, a viewer waits for room instead of queueing more, and once
+/// the program ends the shell takes it all and the viewer may type again.
+#[tokio::test]
+async fn input_a_program_does_not_read_is_bounded_and_a_viewer_waits_for_room() {
+    use tandem_tools::terminal::INPUT_CAP;
+    let dir = tempfile::tempdir().unwrap();
+    let tool = TerminalTool::new().with_soft_timeout(Duration::from_secs(1));
+    let ctx = ctx(dir.path());
+    let session = tool.start_session(dir.path()).unwrap();
+    let (_, mut viewer) = session.attach();
+    // Through the tool, so it is typed once the shell is ready; `sleep` never reads stdin, and
+    // `cat` takes what waited once it is gone.
+    let o = call(
+        &tool,
+        &ctx,
+        json!({"command": "echo sleeping-$((3*3)); sleep 6173; cat > /dev/null"}),
+    )
+    .await;
+    assert_eq!(o.exit_code, Some(-1), "{}", text(&o));
+    viewer_until(&mut viewer, Vec::new(), "the sleep", |s| {
+        s.contains("sleeping-9")
+    })
+    .await;
+    // Whole lines: the terminal holds complete lines until they are read (a line with no end
+    // would be cut at the terminal's own buffer instead).
+    let mut line = vec![b'x'; 1023];
+    line.push(b'\n');
+    let chunk = line.repeat(64);
+    let mut typed = 0;
+    // A viewer types until it has to wait for room.
+    loop {
+        let room = tokio::time::timeout(Duration::from_secs(2), session.input_room()).await;
+        if room.is_err() {
+            break;
+        }
+        session.write_input(&chunk).unwrap();
+        typed += chunk.len();
+        assert!(
+            typed <= INPUT_CAP + 64 * 1024 + 64 * 1024,
+            "{typed} bytes typed and the viewer never had to wait"
+        );
+    }
+    assert!(session.queued_input() >= INPUT_CAP);
+    assert!(session.queued_input() <= INPUT_CAP + chunk.len());
+    // The program ends: the shell reads what waited, and there is room again.
+    let sleeper = std::process::Command::new("pkill")
+        .args(["-f", "sleep 6173"])
+        .status()
+        .unwrap();
+    assert!(sleeper.success());
+    tokio::time::timeout(Duration::from_secs(120), session.input_room())
+        .await
+        .expect("the shell never took the typed input after the program ended");
+    tool.close();
+}

@@ -4,7 +4,11 @@
 //! type into the same shell. `?mode=shell` opens a separate bash in the workspace instead,
 //! ended when the socket closes. Output goes out as binary frames; the client sends
 //! `{"type":"input","data"}` or `{"type":"resize","rows","cols"}` text frames (or raw binary
-//! input). Authentication: the first frame only (a key in the URL or a header closes it, 4001).
+//! input); while the shell has not taken [`INPUT_CAP`] bytes of typed input, the socket is not
+//! read (backpressure). Authentication: the first frame only (a key in the URL or a header
+//! closes it, 4001).
+//!
+//! [`INPUT_CAP`]: tandem_tools::terminal::INPUT_CAP
 
 use std::sync::Arc;
 
@@ -72,13 +76,17 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String, q: QueryMap)
     let mut ping = tokio::time::interval(super::PING_INTERVAL);
     ping.tick().await;
     loop {
+        // Input the shell has not taken yet is bounded: while it is at the cap the client is
+        // not read (backpressure), and output keeps flowing.
+        let full = session.queued_input() >= tandem_tools::terminal::INPUT_CAP;
         tokio::select! {
+            () = session.input_room(), if full => {}
             out = rx.recv() => match out {
                 Ok(bytes) => if socket.send(WsMessage::Binary(bytes)).await.is_err() { break },
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => break,
             },
-            incoming = socket.recv() => match incoming {
+            incoming = socket.recv(), if !full => match incoming {
                 Some(Ok(WsMessage::Text(t))) => {
                     if let Some(reply) = on_frame(&session, t.as_str())
                         && socket.send(WsMessage::Text(reply.into())).await.is_err() { break }

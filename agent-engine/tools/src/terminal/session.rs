@@ -108,6 +108,20 @@ impl TerminalSession {
         }
     }
 
+    /// Bytes a viewer or the tool typed that the terminal has not taken yet.
+    pub fn queued_input(&self) -> usize {
+        lock(&self.shell).queued_input()
+    }
+
+    /// Waits until there is room for a viewer's input: less than [`INPUT_CAP`] bytes typed and
+    /// not yet taken (a program that does not read its input keeps it waiting). A viewer's
+    /// socket waits here before reading the next frame.
+    ///
+    /// [`INPUT_CAP`]: super::INPUT_CAP
+    pub fn input_room(&self) -> impl std::future::Future<Output = ()> + Send + use<> {
+        lock(&self.shell).input_room()
+    }
+
     /// Changes the terminal size.
     pub fn resize(&self, rows: u16, cols: u16) -> std::io::Result<()> {
         lock(&self.shell).resize(rows, cols)

@@ -4,7 +4,9 @@
 //! The reader thread parses every chunk into the tool's bounded [`Inbox`] (never waiting for
 //! the tool) and sends it to the viewer fan-out (a bounded channel: when the fan-out falls
 //! behind, the reader waits, and so does whatever writes to the terminal); the writer thread
-//! writes whatever the tool or a viewer types. Dropping [`Shell`] closes the input channel,
+//! writes whatever the tool or a viewer types, counting what waits ([`INPUT_CAP`]: a viewer
+//! waits for room, so a person's socket stops being read while the shell does not read its
+//! input). Dropping [`Shell`] closes the input channel,
 //! which ends the writer thread; the reader thread ends when the PTY closes (after
 //! [`Shell::kill`]).
 //!
@@ -35,10 +37,17 @@ pub(crate) const DEFAULT_COLS: u16 = 160;
 
 const READ_BUF: usize = 64 * 1024;
 
+/// Typed input waiting for the PTY to take it, beyond which viewers wait for room
+/// ([`Shell::input_room`]): input is backpressured, never dropped. The tool's own commands
+/// are small and always queued.
+pub const INPUT_CAP: usize = 1 << 20;
+
 /// A running bash on a PTY.
 pub(crate) struct Shell {
     pid: i32,
     input: std::sync::mpsc::Sender<Vec<u8>>,
+    /// Bytes typed and not yet written to the PTY.
+    queued: std::sync::Arc<tokio::sync::watch::Sender<usize>>,
     master: Mutex<Box<dyn MasterPty + Send>>,
 }
 
@@ -161,25 +170,29 @@ pub(crate) fn spawn(
             drop(tool_tx);
         })?;
 
+    // Unbounded by count, bounded by the bytes `queued` counts (viewers wait at INPUT_CAP).
     let (input_tx, input_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let queued = std::sync::Arc::new(tokio::sync::watch::Sender::new(0usize));
+    let taken = std::sync::Arc::clone(&queued);
     std::thread::Builder::new()
         .name("terminal-writer".into())
         .spawn(move || {
             while let Ok(bytes) = input_rx.recv() {
-                if writer
-                    .write_all(&bytes)
-                    .and_then(|()| writer.flush())
-                    .is_err()
-                {
+                let written = writer.write_all(&bytes).and_then(|()| writer.flush());
+                taken.send_modify(|q| *q = q.saturating_sub(bytes.len()));
+                if written.is_err() {
                     break;
                 }
             }
+            // Nothing more will be written: whoever waits for room stops waiting.
+            taken.send_replace(0);
         })?;
 
     Ok(Spawned {
         shell: Shell {
             pid,
             input: input_tx,
+            queued,
             master: Mutex::new(pair.master),
         },
         output: tool_rx,
@@ -194,7 +207,27 @@ impl Shell {
 
     /// Queues `bytes` to be typed into the terminal; false when the shell is gone.
     pub fn write(&self, bytes: Vec<u8>) -> bool {
-        self.input.send(bytes).is_ok()
+        let len = bytes.len();
+        self.queued.send_modify(|q| *q += len);
+        let sent = self.input.send(bytes).is_ok();
+        if !sent {
+            self.queued.send_modify(|q| *q = q.saturating_sub(len));
+        }
+        sent
+    }
+
+    /// Bytes typed and not yet taken by the terminal.
+    pub fn queued_input(&self) -> usize {
+        *self.queued.borrow()
+    }
+
+    /// Waits until less than [`INPUT_CAP`] of typed input waits (at once when the shell is
+    /// gone).
+    pub fn input_room(&self) -> impl std::future::Future<Output = ()> + Send + use<> {
+        let mut rx = self.queued.subscribe();
+        async move {
+            let _ = rx.wait_for(|q| *q < INPUT_CAP).await;
+        }
     }
 
     /// Changes the terminal size.
