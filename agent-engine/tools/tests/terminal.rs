@@ -690,3 +690,64 @@ async fn input_a_program_does_not_read_is_bounded_and_a_viewer_waits_for_room() 
         .expect("the shell never took the typed input after the program ended");
     tool.close();
 }
+
+/// Closing the agent's shell ends what it started as a closed terminal does: a job that
+/// cleans up on SIGTERM or SIGHUP gets to, and one that ignores both is killed after the grace.
+#[tokio::test]
+async fn closing_the_shell_lets_jobs_clean_up_and_kills_the_ones_that_ignore_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = TerminalTool::new();
+    let ctx = ctx(dir.path());
+    let bye = dir.path().join("bye");
+    let o = call(
+        &tool,
+        &ctx,
+        json!({"command": format!(
+            "bash -c 'trap \"echo graceful > {}; exit 0\" TERM HUP; sleep 6271 & wait' & \
+             bash -c 'trap \"\" TERM HUP; exec sleep 6272' & echo started-$((2+2))",
+            bye.display()
+        )}),
+    )
+    .await;
+    assert!(text(&o).contains("started-4"), "{}", text(&o));
+    let running = |pattern: &str| {
+        std::process::Command::new("pgrep")
+            .args(["-f", pattern])
+            .status()
+            .unwrap()
+            .success()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !(running("sleep 6271") && running("sleep 6272")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the jobs never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tool.close();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while running("sleep 6272") || !bye.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "after the close: the stubborn job {} running, the clean-up {}",
+            if running("sleep 6272") {
+                "still"
+            } else {
+                "no longer"
+            },
+            if bye.exists() { "ran" } else { "never ran" }
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(std::fs::read_to_string(&bye).unwrap().trim(), "graceful");
+    // The trapping job's own sleep is in the session too.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while running("sleep 6271") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a job's child outlived the close"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

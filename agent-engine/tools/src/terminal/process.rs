@@ -83,6 +83,56 @@ pub(crate) fn job_tree(shell_pid: i32, pgrp: i32) -> BTreeSet<i32> {
     tree
 }
 
+/// How long a closed shell's processes get to end after SIGHUP/SIGTERM before SIGKILL.
+pub(crate) const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Ends a shell and `pids` (its session) as a closed terminal would: SIGHUP to the shell
+/// (an interactive bash ignores SIGTERM, and hangs up its jobs on SIGHUP), SIGTERM to the
+/// others, SIGCONT so stopped ones see it; whatever is still alive after [`CLOSE_GRACE`] gets
+/// SIGKILL from a thread of its own, so the caller never waits.
+pub(crate) fn stop_all(shell_pid: i32, pids: &BTreeSet<i32>) {
+    let own = std::process::id() as i32;
+    let targets: Vec<ProcStat> = pids
+        .iter()
+        .filter(|&&pid| pid > 1 && pid != own)
+        .filter_map(|&pid| read_stat(pid))
+        .collect();
+    if targets.is_empty() {
+        return;
+    }
+    for p in &targets {
+        let first = if p.pid == shell_pid {
+            Signal::SIGHUP
+        } else {
+            Signal::SIGTERM
+        };
+        let _ = kill(Pid::from_raw(p.pid), first);
+        let _ = kill(Pid::from_raw(p.pid), Signal::SIGCONT);
+    }
+    let reaper = move || {
+        let deadline = std::time::Instant::now() + CLOSE_GRACE;
+        // The same process still: same pid and session (a pid reused meanwhile is left alone).
+        let alive = |t: &ProcStat| read_stat(t.pid).is_some_and(|now| now.session == t.session);
+        while std::time::Instant::now() < deadline {
+            if !targets.iter().any(alive) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        for t in targets.iter().filter(|t| alive(t)) {
+            let _ = kill(Pid::from_raw(t.pid), Signal::SIGKILL);
+        }
+    };
+    if std::thread::Builder::new()
+        .name("terminal-close".into())
+        .spawn(reaper)
+        .is_err()
+    {
+        // No thread to wait with: at once.
+        kill_all(pids);
+    }
+}
+
 /// Everything in the shell's session and everything descended from the shell.
 pub(crate) fn session_tree(shell_pid: i32) -> BTreeSet<i32> {
     if shell_pid <= 1 {

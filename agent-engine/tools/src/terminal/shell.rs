@@ -21,8 +21,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use bytes::Bytes;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use tandem_process::Isolation;
 
@@ -249,11 +248,13 @@ impl Shell {
         master.process_group_leader()
     }
 
-    /// Kills the shell and everything in its session (blocking: reads `/proc`).
+    /// Ends the shell and everything in its session: SIGHUP/SIGTERM, SIGKILL for what is
+    /// left after a grace, from a thread of its own (blocking only to read `/proc`).
     pub fn kill(&self) {
-        process::kill_all(&process::session_tree(self.pid));
+        let mut tree = process::session_tree(self.pid);
         if self.pid > 1 {
-            let _ = kill(Pid::from_raw(self.pid), Signal::SIGKILL);
+            tree.insert(self.pid);
         }
+        process::stop_all(self.pid, &tree);
     }
 }
