@@ -124,6 +124,10 @@ fn main() -> ExitCode {
         eprintln!("error: {e:#}");
         return ExitCode::from(2);
     }
+    // The keys this process holds stay out of reach of the agent's commands (same user).
+    if let Err(e) = tandem_process::keep_memory_private() {
+        eprintln!("warning: could not make this process undumpable: {e}");
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TANDEM_LOG")

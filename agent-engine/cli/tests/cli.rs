@@ -656,3 +656,74 @@ fn serve_shows_the_key_it_made_on_a_terminal() {
     assert_eq!(key.len(), 64, "{key}");
     assert!(key.chars().all(|c| c.is_ascii_hexdigit()), "{key}");
 }
+
+/// The server's environment and memory are out of reach of other processes of its user (the
+/// agent's commands run as the person locally): `/proc/<pid>/environ` and `mem` refuse them,
+/// while a plain process of that user can be read (so the check can fail). As root, both run
+/// as another user, since root reads everything.
+#[test]
+fn another_process_of_the_same_user_cannot_read_the_servers_environment_or_memory() {
+    use std::io::BufRead;
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    let me = std::fs::metadata("/proc/self").unwrap().uid();
+    let (uid, gid) = if me == 0 { (2345, 2345) } else { (me, me) };
+    let home = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(home.path(), Some(uid), Some(gid)).unwrap();
+    let as_user = |cmd: &mut Command| {
+        if me == 0 {
+            cmd.uid(uid).gid(gid);
+        }
+    };
+    // The build's folder may be closed to that user: the binary is linked (or copied) in.
+    let bin = home.path().join("tandem");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_tandem"), &bin).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_tandem"), &bin).unwrap();
+    }
+    let mut serve = Command::new(&bin);
+    serve
+        .args(["serve", "--host", "127.0.0.1", "--port", "0"])
+        .env("TANDEM_HOME", home.path())
+        .env("HOME", home.path())
+        .env("TANDEM_UI_DIR", home.path().join("no-ui"))
+        .env("LLM_API_KEY", "sk-held-by-the-server")
+        .current_dir(home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    as_user(&mut serve);
+    let mut child = serve.spawn().unwrap();
+    let pid = child.id();
+    let stdout = child.stdout.take().unwrap();
+    let up = std::io::BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.starts_with("Tandem agent server on "));
+    assert!(up, "tandem serve did not start");
+    let read = |path: String| {
+        let mut cat = Command::new("cat");
+        cat.arg(&path).stdout(Stdio::null()).stderr(Stdio::piped());
+        as_user(&mut cat);
+        let out = cat.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for what in ["environ", "mem"] {
+        let (ok, stderr) = read(format!("/proc/{pid}/{what}"));
+        assert!(!ok, "/proc/<server>/{what} was readable");
+        assert!(stderr.contains("Permission denied"), "{what}: {stderr}");
+    }
+    // A plain process of the same user is readable: the refusal above is the server's own.
+    let mut sleeper = Command::new("sleep");
+    sleeper.arg("30");
+    as_user(&mut sleeper);
+    let mut sleeper = sleeper.spawn().unwrap();
+    let (ok, stderr) = read(format!("/proc/{}/environ", sleeper.id()));
+    assert!(ok, "a same-user process's environ: {stderr}");
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -47,6 +47,15 @@ pub enum Isolation {
     Terminal,
 }
 
+/// Keeps this process's memory and environment from other processes of the same user: not
+/// dumpable (`PR_SET_DUMPABLE` 0), so `/proc/<pid>/environ` and `/proc/<pid>/mem` belong to
+/// root and ptrace needs `CAP_SYS_PTRACE`; no core dumps either. A server holds session keys
+/// and provider keys; the agent's commands run as the same user locally. Call it first thing
+/// in `main` (an `exec` resets it; the children Tandem starts are dumpable again).
+pub fn keep_memory_private() -> io::Result<()> {
+    nix::sys::prctl::set_dumpable(false).map_err(io::Error::from)
+}
+
 /// This server's marker: `<pid namespace>:<pid>:<start time>`.
 pub fn owner_marker() -> &'static str {
     static MARKER: OnceLock<String> = OnceLock::new();
