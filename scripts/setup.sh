@@ -7,6 +7,8 @@ need_apt=()
 command -v bash >/dev/null || need_apt+=(bash)
 command -v cc >/dev/null || need_apt+=(build-essential)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
+# The LLM tests make a self-signed certificate for a loopback HTTPS server.
+command -v openssl >/dev/null || need_apt+=(openssl)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""

@@ -486,6 +486,80 @@ async fn https_to_a_plain_http_server_fails_at_once() {
     assert_eq!(server.request_count(), 0);
 }
 
+/// A loopback HTTPS server whose certificate (self-signed, made with Debian's openssl) no
+/// client trusts; answers how many TLS handshakes it saw.
+async fn untrusted_tls_server(
+    dir: &std::path::Path,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(made.success(), "openssl could not make a certificate");
+    let certs = CertificateDer::pem_file_iter(&cert)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(&key).unwrap();
+    let config = tokio_rustls::rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handshakes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = std::sync::Arc::clone(&handshakes);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let acceptor = acceptor.clone();
+            // The client refuses the certificate: the handshake fails on its side.
+            tokio::spawn(async move {
+                let _ = acceptor.accept(stream).await;
+            });
+        }
+    });
+    (format!("https://127.0.0.1:{port}/v1"), handshakes)
+}
+
+#[tokio::test]
+async fn an_untrusted_tls_certificate_fails_at_once_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, handshakes) = untrusted_tls_server(dir.path()).await;
+    let (error, notices) = fail_with_notices(&patient_client(&url)).await;
+    let LlmError::Unreachable { reason, .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert!(
+        reason.contains("certificate") && reason.contains("not trusted"),
+        "{reason}"
+    );
+    assert!(notices.is_empty(), "retried: {notices:?}");
+    assert_eq!(
+        handshakes.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "a refused certificate is not tried again"
+    );
+}
+
 #[tokio::test]
 async fn rejected_requests_fail_at_once_naming_the_fix() {
     for (status, fix) in [
