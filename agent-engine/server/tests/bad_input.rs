@@ -168,18 +168,7 @@ async fn an_oversized_socket_message_ends_that_socket_and_nothing_else() {
         ))
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    let mut seen = String::new();
-    while !seen.contains("still-42") {
-        let frame = tokio::time::timeout_at(deadline, futures::StreamExt::next(&mut again))
-            .await
-            .expect("no output from the new socket")
-            .expect("the new socket ended")
-            .unwrap();
-        if let WsMessage::Binary(b) = frame {
-            seen.push_str(&String::from_utf8_lossy(&b));
-        }
-    }
+    harness::pty_until(&mut again, "still-42").await;
     let (status, _) = t.get(&format!("/api/conversations/{id}")).await;
     assert_eq!(status, 200);
 }

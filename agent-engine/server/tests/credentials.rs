@@ -10,7 +10,7 @@ use tandem_testkit::{Reply, Step};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::harness::{self, KEY, TestServer, Ws};
+use crate::harness::{self, KEY, TestServer, Ws, pty_until};
 
 /// Guards against hangs only.
 const HANG: Duration = Duration::from_secs(60);
@@ -26,22 +26,6 @@ async fn close_frame(ws: &mut Ws) -> Option<(u16, String)> {
             Ok(_) => continue,
         }
     }
-}
-
-async fn until(ws: &mut Ws, needle: &str) -> String {
-    let mut seen = String::new();
-    let deadline = tokio::time::Instant::now() + HANG;
-    while !seen.contains(needle) {
-        let msg = tokio::time::timeout_at(deadline, ws.next())
-            .await
-            .unwrap_or_else(|_| panic!("`{needle}` never appeared in: {seen}"))
-            .unwrap()
-            .unwrap();
-        if let WsMessage::Binary(b) = msg {
-            seen.push_str(&String::from_utf8_lossy(&b));
-        }
-    }
-    seen
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -85,7 +69,7 @@ async fn tandem_sockets_take_the_key_only_in_the_first_frame() {
     ))
     .await
     .unwrap();
-    until(&mut pty, "first-5").await;
+    pty_until(&mut pty, "first-5").await;
     for kind in ["vnc", "browser"] {
         let mut ws = t.ws(&format!("/sockets/{kind}/{id}")).await;
         assert_eq!(

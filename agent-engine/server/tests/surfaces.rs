@@ -7,26 +7,10 @@ use crate::harness;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use harness::{KEY, TestServer};
+use harness::{KEY, TestServer, pty_until};
 use serde_json::{Value, json};
 use tandem_testkit::{Reply, Step};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
-
-async fn pty_until(ws: &mut harness::Ws, needle: &str) -> String {
-    let mut seen = String::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !seen.contains(needle) {
-        let msg = tokio::time::timeout_at(deadline, ws.next())
-            .await
-            .unwrap_or_else(|_| panic!("`{needle}` never appeared in: {seen}"))
-            .unwrap()
-            .unwrap();
-        if let WsMessage::Binary(b) = msg {
-            seen.push_str(&String::from_utf8_lossy(&b));
-        }
-    }
-    seen
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn pty_socket_sees_the_agents_commands_and_types() {

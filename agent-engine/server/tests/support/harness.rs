@@ -198,6 +198,23 @@ pub async fn close_code(ws: &mut Ws) -> Option<u16> {
     }
 }
 
+/// The PTY socket's output until it shows `needle` (all of it so far), within 60 s.
+pub async fn pty_until(ws: &mut Ws, needle: &str) -> String {
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !seen.contains(needle) {
+        let msg = tokio::time::timeout_at(deadline, ws.next())
+            .await
+            .unwrap_or_else(|_| panic!("`{needle}` never appeared in: {seen}"))
+            .expect("the socket ended")
+            .unwrap();
+        if let WsMessage::Binary(b) = msg {
+            seen.push_str(&String::from_utf8_lossy(&b));
+        }
+    }
+    seen
+}
+
 /// The next JSON text frame (skipping pings), within 20 s.
 pub async fn next_json(ws: &mut Ws) -> Value {
     loop {
