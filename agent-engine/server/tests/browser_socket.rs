@@ -58,7 +58,10 @@ async fn wait(ws: &mut Ws, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
 }
 
 /// Reads to the end: the close frame's code and reason, if one came.
-async fn closed_with(ws: &mut Ws) -> Option<(u16, String)> {
+async fn closed_with<S, E>(ws: &mut S) -> Option<(u16, String)>
+where
+    S: futures::Stream<Item = Result<WsMessage, E>> + Unpin,
+{
     tokio::time::timeout(PATIENCE, async {
         loop {
             match ws.next().await {
@@ -179,20 +182,9 @@ async fn a_flood_of_input_is_held_back_then_closed_and_others_are_served() {
             }
         }
     });
-    let end = tokio::time::timeout(PATIENCE, async {
-        loop {
-            match stream.next().await {
-                Some(Ok(WsMessage::Close(Some(f)))) => {
-                    return Some((u16::from(f.code), f.reason.to_string()));
-                }
-                Some(Ok(_)) => {}
-                _ => return None,
-            }
-        }
-    })
-    .await
-    .expect("the flooding peer was never closed");
-    let (code, reason) = end.expect("a close frame with the reason");
+    let (code, reason) = closed_with(&mut stream)
+        .await
+        .expect("a close frame with the reason");
     assert_eq!(code, 1008, "{reason}");
     assert!(
         reason.contains("faster than the browser applies it"),
