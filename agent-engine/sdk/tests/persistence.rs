@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use tandem_protocol::{ConversationState, Event};
 use tandem_sdk::{ConversationMeta, ConversationStore, EventLog, unmatched_actions};
+use tandem_testkit::fixtures::{copy_dir, upstream_conversations};
 
 const FIXTURES: &[(&str, usize)] = &[
     ("53b0201b238848c28c0912bd065f719e", 40),
@@ -14,32 +15,11 @@ const FIXTURES: &[(&str, usize)] = &[
     ("9054567dddaf4a868cf6e9002d036bea", 315),
 ];
 
-fn fixture_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/upstream/conversations")
-}
-
-/// Copies `from` into `to` recursively, making everything writable (the fixtures are
-/// read-only).
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
-        }
-    }
-}
-
 /// A store holding copies of all three upstream conversations.
 fn store_with_fixtures() -> (tempfile::TempDir, ConversationStore) {
     let tmp = tempfile::tempdir().unwrap();
     for (id, _) in FIXTURES {
-        copy_dir(&fixture_root().join(id), &tmp.path().join(id));
+        copy_dir(&upstream_conversations().join(id), &tmp.path().join(id)).unwrap();
     }
     let store = ConversationStore::new(tmp.path());
     (tmp, store)

@@ -4,41 +4,18 @@
 
 use crate::harness;
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-
 use harness::TestServer;
 use serde_json::Value;
+use tandem_testkit::fixtures::{copy_dir, upstream_conversations};
 
 const UPSTREAM: &str = "20d68c67c99e4c5aa3b36fb5a8ee2600";
 const UPSTREAM_DASHED: &str = "20d68c67-c99e-4c5a-a3b3-6fb5a8ee2600";
-
-/// Copies `from` into `to` recursively, writable (the fixtures are read-only).
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_upstream_conversation_without_meta_is_searched_and_counted() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path().join("conversations").join(UPSTREAM);
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/upstream/conversations")
-            .join(UPSTREAM),
-        &dir,
-    );
+    copy_dir(&upstream_conversations().join(UPSTREAM), &dir).unwrap();
     // As upstream's SDK writes a conversation: no meta.json.
     std::fs::remove_file(dir.join("meta.json")).unwrap();
     let t = TestServer::start_in(home, |_| {}).await;

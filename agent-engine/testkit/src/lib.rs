@@ -66,6 +66,7 @@
 //! /v1/models` lists one model.
 
 mod anthropic;
+pub mod fixtures;
 mod invariants;
 pub mod mcp_servers;
 mod responses;
