@@ -35,6 +35,13 @@ impl Setup {
         SandboxSpec::new(self.dir.path())
     }
 
+    /// A start, awaited here, with a token nobody cancels.
+    async fn start(&self) -> Result<super::Running, SandboxError> {
+        self.sup
+            .start(&self.spec(), &|_| {}, &CancellationToken::new())
+            .await
+    }
+
     /// A start on a task, with its own token.
     fn spawn_start(
         &self,
@@ -143,11 +150,7 @@ async fn a_failing_step_removes_what_was_created_and_says_why() {
     ] {
         let s = Setup::new();
         s.fake.fail(step, "no space");
-        let e = s
-            .sup
-            .start(&s.spec(), &|_| {}, &CancellationToken::new())
-            .await
-            .unwrap_err();
+        let e = s.start().await.unwrap_err();
         assert!(e.to_string().contains(needed), "{step:?}: {e}");
         s.nothing_left();
     }
@@ -165,11 +168,7 @@ async fn a_failing_step_removes_what_was_created_and_says_why() {
 #[tokio::test]
 async fn a_sandbox_that_dies_is_reported_at_once_with_its_exit_status() {
     let s = Setup::new();
-    let running = s
-        .sup
-        .start(&s.spec(), &|_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
+    let running = s.start().await.unwrap();
     let id = running.sandbox().id.clone();
     let fake = Arc::clone(&s.fake);
     let killer = id.clone();
@@ -205,11 +204,7 @@ async fn a_sandbox_dying_while_it_comes_up_fails_the_start_with_the_reason_and_i
 #[tokio::test]
 async fn a_sandbox_removed_elsewhere_is_reported_as_removed() {
     let s = Setup::new();
-    let running = s
-        .sup
-        .start(&s.spec(), &|_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
+    let running = s.start().await.unwrap();
     s.sup.stop(&running.sandbox().id.clone()).await.unwrap();
     let exit = within(running.exited()).await;
     assert!(exit.reason.contains("removed"), "{}", exit.reason);
@@ -235,10 +230,7 @@ async fn shutting_down_during_a_start_cancels_it_and_leaves_nothing() {
         s.nothing_left();
         // A start after the shutdown does not begin.
         s.fake.pass(step);
-        let r = s
-            .sup
-            .start(&s.spec(), &|_| {}, &CancellationToken::new())
-            .await;
+        let r = s.start().await;
         assert!(matches!(r, Err(SandboxError::Cancelled)), "{r:?}");
         s.nothing_left();
     }
@@ -281,11 +273,7 @@ async fn a_start_dropped_at_any_step_leaves_nothing() {
     }
     // A running sandbox whose handle is dropped goes too.
     let s = Setup::new();
-    let running = s
-        .sup
-        .start(&s.spec(), &|_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
+    let running = s.start().await.unwrap();
     drop(running);
     s.until_empty().await;
     s.nothing_left();
