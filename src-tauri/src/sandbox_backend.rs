@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tandem_workspace::{
     BuildOptions, CancellationToken, DockerProvisioner, Progress, Running, SandboxError,
-    SandboxSpec, Supervisor,
+    SandboxSpec, Supervisor, conversations_dir,
 };
 use tokio::task::JoinHandle;
 
@@ -196,6 +196,14 @@ pub struct SandboxConfig {
     pub binary: BinarySearch,
     /// How long the server may take to answer; none: the provisioner's default.
     pub health_timeout: Option<Duration>,
+    /// `$TANDEM_HOME`, under which each workspace's sandbox conversations live
+    /// (`sandboxes/<folder>-<hash>/conversations`), so a removed or crashed sandbox loses none
+    /// and the next one on that folder resumes them; none: they live and die with the
+    /// container.
+    pub conversations_home: Option<PathBuf>,
+    /// Run the agent as root inside the sandbox when the folder is owned by root (else such a
+    /// folder is refused with the choices): the agent can then read the server's keys.
+    pub allow_root: bool,
 }
 
 impl std::fmt::Debug for SandboxConfig {
@@ -209,6 +217,8 @@ impl std::fmt::Debug for SandboxConfig {
             .field("server_args", &self.server_args)
             .field("binary", &self.binary)
             .field("health_timeout", &self.health_timeout)
+            .field("conversations_home", &self.conversations_home)
+            .field("allow_root", &self.allow_root)
             .finish()
     }
 }
@@ -230,6 +240,8 @@ impl SandboxConfig {
             server_args,
             binary: BinarySearch::from_env(),
             health_timeout: None,
+            conversations_home: tandem_server::settings::tandem_home().ok(),
+            allow_root: false,
         }
     }
 }
@@ -482,10 +494,14 @@ impl Shared {
         let sandboxes = Supervisor::new(Arc::new(docker.clone()));
         // What an earlier sandbox of this app left (a removal that timed out).
         sandboxes.sweep(true).await;
-        let mut spec = SandboxSpec::new(dir);
+        let mut spec = SandboxSpec::new(&dir);
         spec.image = self.config.image.clone();
         spec.env = self.config.env.clone();
         spec.server_args = self.config.server_args.clone();
+        spec.allow_root = self.config.allow_root;
+        spec.conversations = self.config.conversations_home.as_ref().map(|home| {
+            conversations_dir(home, &dir.canonicalize().unwrap_or_else(|_| dir.clone()))
+        });
         let progress = |p: Progress| {
             if let Some(state) = state_of(workspace, p)
                 && !cancel.is_cancelled()

@@ -25,6 +25,8 @@ fn backend(config_dir: &Path) -> (SandboxBackend, Heard, Arc<KeyStore>) {
     // Nowhere to find a binary: these tests never build the image.
     config.binary = BinarySearch::default();
     config.image = image();
+    // The sandbox's conversations under the test's folder, not the person's $TANDEM_HOME.
+    config.conversations_home = Some(config_dir.join("tandem-home"));
     let heard: Heard = Arc::default();
     let h = Arc::clone(&heard);
     let b = SandboxBackend::new(Arc::clone(&keys), config, move |s| {
@@ -171,6 +173,10 @@ async fn a_real_sandbox_connects_with_its_key_in_the_keyring_and_leaves_nothing_
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
+    // A person's folder (a root-owned one is refused without the opt-in).
+    if std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&ws).unwrap()) == 0 {
+        std::os::unix::fs::chown(&ws, Some(1000), Some(1000)).unwrap();
+    }
     let wss = ws.display().to_string();
     let (b, heard, keys) = backend(dir.path());
 

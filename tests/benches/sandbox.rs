@@ -284,22 +284,54 @@ async fn main() {
         cached["size_bytes"].as_f64().unwrap() / 1e6
     );
 
-    // 2. Start to healthy.
+    // 2. Start to healthy: conversations on the host (the default) against kept inside the
+    // container (`--ephemeral`), and against an earlier Tandem when BENCH_BEFORE_BIN names its
+    // binary (BENCH_BEFORE_IMAGE its image, default tandem-sandbox:latest) — the start as it was
+    // before conversations lived on the host (key in the environment, chown, no read-back).
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
+    // A person's folder: a root-owned one is refused.
+    std::os::unix::fs::chown(&work, Some(1000), Some(1000)).unwrap();
     let w = work.to_string_lossy().into_owned();
-    let mut starts = Vec::new();
-    for _ in 0..5 {
-        let t = Instant::now();
-        let sb = ok_json(&["sandbox", "start", "--image", TAG, "--workspace", &w]);
-        starts.push(t.elapsed().as_secs_f64() * 1000.0);
-        tandem(&["sandbox", "stop", sb["id"].as_str().unwrap()]);
+    let home = dir.path().join("home").to_string_lossy().into_owned();
+    let start_ms = |bin: &str, image: &str, extra: &[&str]| {
+        let mut starts = Vec::new();
+        for _ in 0..5 {
+            let mut args = vec!["sandbox", "start", "--image", image, "--workspace", &w];
+            args.extend_from_slice(extra);
+            let t = Instant::now();
+            let out = Command::new(bin)
+                .args(&args)
+                .env("TANDEM_HOME", &home)
+                .env_remove("LLM_MODEL")
+                .output()
+                .unwrap();
+            starts.push(t.elapsed().as_secs_f64() * 1000.0);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let sb: Value = serde_json::from_slice(&out.stdout).unwrap();
+            tandem(&["sandbox", "stop", sb["id"].as_str().unwrap()]);
+        }
+        let min = starts.iter().copied().fold(f64::MAX, f64::min);
+        (median(&mut starts), min)
+    };
+    if let Ok(before) = std::env::var("BENCH_BEFORE_BIN") {
+        let image = std::env::var("BENCH_BEFORE_IMAGE")
+            .unwrap_or_else(|_| "tandem-sandbox:latest".to_owned());
+        let (ms, min) = start_ms(&before, &image, &[]);
+        println!(
+            "container start to healthy, before ({before} with {image}, median of 5): {ms:.0} ms (min {min:.0})"
+        );
     }
+    let (inside, inside_min) = start_ms(&bin, TAG, &["--ephemeral"]);
+    let (host, host_min) = start_ms(&bin, TAG, &[]);
     println!(
-        "container start to healthy (tandem sandbox start, median of 5): {:.0} ms (min {:.0})",
-        median(&mut starts),
-        starts[0]
+        "container start to healthy (tandem sandbox start, median of 5): conversations inside the container {inside:.0} ms (min {inside_min:.0}), on the host {host:.0} ms (min {host_min:.0}): ratio {:.2}x",
+        host / inside
     );
 
     // 3. Per step, sandbox against local.
@@ -310,7 +342,15 @@ async fn main() {
         url: local.url.clone(),
         key: KEY.to_owned(),
     };
-    let sb = ok_json(&["sandbox", "start", "--image", TAG, "--workspace", &w]);
+    let sb = ok_json(&[
+        "sandbox",
+        "start",
+        "--image",
+        TAG,
+        "--workspace",
+        &w,
+        "--ephemeral",
+    ]);
     let sandbox_api = Api {
         http: reqwest::Client::new(),
         url: sb["url"].as_str().unwrap().to_owned(),

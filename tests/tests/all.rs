@@ -11,4 +11,5 @@ mod mcp;
 mod orphans;
 mod remote_cli;
 mod sandbox;
+mod sandbox_trust;
 mod subagents;

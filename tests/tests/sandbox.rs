@@ -18,7 +18,7 @@ use tandem_e2e::tandem_bin;
 use tandem_testkit::{Script, ScriptedLlmServer, Step};
 use tokio_tungstenite::tungstenite::Message as Ws;
 
-fn tandem(home: &Path, args: &[&str]) -> Output {
+pub(crate) fn tandem(home: &Path, args: &[&str]) -> Output {
     Command::new(tandem_bin().unwrap())
         .args(args)
         .env("TANDEM_HOME", home)
@@ -31,7 +31,7 @@ fn tandem(home: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn text(out: &Output) -> String {
+pub(crate) fn text(out: &Output) -> String {
     format!(
         "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
         out.status.code(),
@@ -41,7 +41,7 @@ fn text(out: &Output) -> String {
 }
 
 /// Whether a daemon and the sandbox image are there; fails instead when they must be.
-fn docker_ready(home: &Path) -> bool {
+pub(crate) fn docker_ready(home: &Path) -> bool {
     let ls = tandem(home, &["sandbox", "ls"]);
     // TANDEM_SANDBOX_IMAGE: the image the tandem binary starts instead of the default.
     let tag =
@@ -65,23 +65,29 @@ fn docker_ready(home: &Path) -> bool {
     ready
 }
 
-/// A test's folders: `home` (TANDEM_HOME) and `work` (the workspace, created).
-struct Place {
-    dir: tempfile::TempDir,
-    home: PathBuf,
-    work: PathBuf,
+/// The uid and gid owning a test's workspace.
+pub(crate) const PERSON: u32 = 1000;
+
+/// A test's folders: `home` (TANDEM_HOME) and `work` (the workspace, created, owned by
+/// [`PERSON`]).
+pub(crate) struct Place {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) home: PathBuf,
+    pub(crate) work: PathBuf,
 }
 
 impl Place {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let (home, work) = (dir.path().join("home"), dir.path().join("work"));
         std::fs::create_dir_all(&work).unwrap();
+        // A person's folder: the sandbox refuses a root-owned one (tests run as root).
+        std::os::unix::fs::chown(&work, Some(PERSON), Some(PERSON)).unwrap();
         Self { dir, home, work }
     }
 
     /// A place for a test that needs Docker; None (after saying why) when it must skip.
-    fn with_docker() -> Option<Self> {
+    pub(crate) fn with_docker() -> Option<Self> {
         let p = Self::new();
         docker_ready(&p.home).then_some(p)
     }
@@ -89,9 +95,9 @@ impl Place {
 
 /// A sandbox `tandem sandbox start` started, removed when the test ends, however it ends (a
 /// failed assertion must not leave it running).
-struct Detached {
-    home: PathBuf,
-    id: String,
+pub(crate) struct Detached {
+    pub(crate) home: PathBuf,
+    pub(crate) id: String,
 }
 
 impl Drop for Detached {
@@ -101,7 +107,7 @@ impl Drop for Detached {
 }
 
 /// The sandboxes whose workspace is `dir`.
-fn sandboxes_of(home: &Path, dir: &Path) -> Vec<Value> {
+pub(crate) fn sandboxes_of(home: &Path, dir: &Path) -> Vec<Value> {
     let ls = tandem(home, &["sandbox", "ls"]);
     assert!(ls.status.success(), "{}", text(&ls));
     let dir = dir.canonicalize().unwrap();
@@ -134,7 +140,7 @@ fn run_in_sandbox(home: &Path, work: &Path, llm: &ScriptedLlmServer, extra: &[&s
 }
 
 /// The tool results the model was sent, in order.
-fn tool_results(llm: &ScriptedLlmServer) -> Vec<String> {
+pub(crate) fn tool_results(llm: &ScriptedLlmServer) -> Vec<String> {
     let last = llm.last_request().expect("the model was asked");
     last["messages"]
         .as_array()
@@ -603,6 +609,8 @@ fn ctrl_c_removes_the_sandbox_and_one_left_by_a_killed_run_goes_at_the_next_star
     run.wait_exit();
     assert_eq!(sandboxes_of(&home, &work).len(), 1);
     let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::os::unix::fs::chown(&other, Some(PERSON), Some(PERSON)).unwrap();
     let out = tandem(
         &home,
         &["sandbox", "start", "--workspace", &other.to_string_lossy()],

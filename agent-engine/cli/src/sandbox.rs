@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use tandem_workspace::{
-    BASE_IMAGE, BuildOptions, CancellationToken, DockerProvisioner, IMAGE, Progress, SandboxSpec,
-    Supervisor, forwarded_env,
+    BASE_IMAGE, BuildOptions, CancellationToken, DockerProvisioner, Exit, IMAGE, Progress, Running,
+    SandboxSpec, Supervisor, conversations_dir, forwarded_env, rewrite_loopback,
 };
 
 use crate::remote::{self, RemoteFlags, RunRequest};
@@ -80,9 +80,19 @@ pub struct Limits {
     #[arg(long)]
     pub pids: Option<i64>,
     /// Environment for the sandbox: NAME=VALUE, or NAME to pass this shell's value (repeatable).
-    /// LLM settings and provider keys are passed on without asking.
+    /// LLM settings are passed on without asking (the key in a file only the sandbox's server
+    /// reads); a variable named like a credential (*_TOKEN, *_API_KEY, ...) is refused.
     #[arg(long = "env", value_name = "NAME[=VALUE]")]
     pub env: Vec<String>,
+    /// Start even when the workspace is owned by root: the agent then runs as root inside the
+    /// sandbox (it takes the workspace owner's user; nothing changes owner), where it can read
+    /// the server's keys.
+    #[arg(long)]
+    pub allow_root: bool,
+    /// Keep the sandbox's conversations inside its container (removed with it) instead of in
+    /// $TANDEM_HOME/sandboxes/<workspace>/conversations on this machine.
+    #[arg(long)]
+    pub ephemeral: bool,
 }
 
 /// The variable naming another sandbox image to start (a tag of one's own while trying a change
@@ -101,6 +111,18 @@ impl Limits {
         spec.cpus = self.cpus;
         spec.pids = self.pids;
         spec.port = port;
+        spec.allow_root = self.allow_root;
+        // Conversations live on this machine: a new sandbox on the same workspace resumes them.
+        let canonical = spec
+            .workspace
+            .canonicalize()
+            .unwrap_or_else(|_| spec.workspace.clone());
+        if !self.ephemeral {
+            spec.conversations = Some(conversations_dir(
+                &crate::settings::tandem_home()?,
+                &canonical,
+            ));
+        }
         spec.env = forwarded_env(|name| std::env::var(name).ok());
         for name in LLM_ENV {
             if let Ok(v) = std::env::var(name)
@@ -108,6 +130,14 @@ impl Limits {
             {
                 spec.env.push((name.to_owned(), v));
             }
+        }
+        // The provider's variable (OPENAI_API_KEY, ...) as the LLM's key: it goes with the LLM
+        // settings into the server's file, never into the container's environment.
+        if !spec.env.iter().any(|(k, _)| k == "LLM_API_KEY")
+            && let Ok(model) = std::env::var("LLM_MODEL")
+            && let Some(key) = tandem_server::env_key_for(&model)
+        {
+            spec.env.push(("LLM_API_KEY".to_owned(), key));
         }
         for e in &self.env {
             match e.split_once('=') {
@@ -135,6 +165,9 @@ fn show_progress(p: Progress) {
 async fn provisioner() -> Result<DockerProvisioner> {
     Ok(DockerProvisioner::connect().await?)
 }
+
+/// How long a run that failed waits for Docker to say whether its sandbox died under it.
+const DEATH_NOTICE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How long a start interrupted by Ctrl-C may take to reach its next step and remove what it
 /// created before the command quits anyway (the next start's sweep removes the rest).
@@ -196,6 +229,15 @@ async fn run_command(cmd: SandboxCmd) -> Result<()> {
             let mut spec = limits.spec(workspace, image, port)?;
             // It outlives this command: `tandem sandbox stop` removes it.
             spec.owned_by_this_process = false;
+            if docker.bridged().await
+                && let Some((_, url)) = spec.env.iter().find(|(k, _)| k == "LLM_BASE_URL")
+                && let Some(to) = rewrite_loopback(url)
+            {
+                // The provisioner rewrites it in the server's settings; said here.
+                eprintln!(
+                    "· bridge network: the sandbox reaches the LLM at {url} as {to} (host-gateway)"
+                );
+            }
             let cancel = CancellationToken::new();
             let start = sandboxes.start(&spec, &show_progress, &cancel);
             tokio::pin!(start);
@@ -257,14 +299,66 @@ pub async fn run(
         .ok()
         .filter(|i| !i.trim().is_empty())
         .unwrap_or_else(|| IMAGE.to_owned());
-    let spec = limits.spec(workspace.clone(), image, None)?;
-    let sandboxes = match provisioner().await {
-        Ok(d) => Supervisor::new(Arc::new(d)),
+    let mut spec = limits.spec(workspace.clone(), image, None)?;
+    let docker = match provisioner().await {
+        Ok(d) => Arc::new(d),
         Err(e) => {
             eprintln!("error: {e:#}");
             return Ok(1);
         }
     };
+    // On a bridge the sandbox reaches this machine as host.docker.internal: a loopback LLM
+    // is asked for there (and must listen on the bridge's gateway address, not 127.0.0.1 only).
+    // The LLM of the command line too: the sandbox's server keeps it (key included) in its
+    // settings file, so a conversation resumed in a later sandbox finds its key again.
+    for (name, value) in [
+        ("LLM_MODEL", &req.llm.model),
+        ("LLM_BASE_URL", &req.llm.base_url),
+        ("LLM_API_KEY", &req.llm.api_key),
+    ] {
+        if let Some(v) = value.as_ref().filter(|v| !v.is_empty()) {
+            spec.env.retain(|(k, _)| k != name);
+            spec.env.push((name.to_owned(), v.clone()));
+        }
+    }
+    // A model of the command line without a key: its provider's variable, as the LLM's key.
+    if !spec.env.iter().any(|(k, _)| k == "LLM_API_KEY")
+        && let Some(model) = &req.llm.model
+        && let Some(key) = tandem_server::env_key_for(model)
+    {
+        spec.env.push(("LLM_API_KEY".to_owned(), key));
+    }
+    let mut bridged_flags = None;
+    if docker.bridged().await {
+        let base = req
+            .llm
+            .base_url
+            .clone()
+            .or_else(|| std::env::var("LLM_BASE_URL").ok())
+            .or_else(|| settings.llm.base_url.clone());
+        if let Some((from, to)) = base.and_then(|b| rewrite_loopback(&b).map(|r| (b, r))) {
+            eprintln!(
+                "· bridge network: the sandbox reaches the LLM at {from} as {to} (host-gateway)"
+            );
+            let mut flags = req.llm.clone();
+            flags.base_url = Some(to.clone());
+            spec.env.retain(|(k, _)| k != "LLM_BASE_URL");
+            spec.env.push(("LLM_BASE_URL".to_owned(), to));
+            bridged_flags = Some(flags);
+        }
+    }
+    let mut req = match &bridged_flags {
+        Some(flags) => RunRequest {
+            task: req.task,
+            workspace: req.workspace,
+            confirm: req.confirm,
+            max_iterations: req.max_iterations,
+            extras: req.extras,
+            llm: flags,
+        },
+        None => req,
+    };
+    let sandboxes = Supervisor::new(docker);
     // A second Ctrl-C quits at once: the start under way is cancelled and whatever this run
     // created is removed first.
     let quitting = sandboxes.clone();
@@ -307,19 +401,34 @@ pub async fn run(
     // A sandbox that dies mid-run (out of memory, killed) ends the run at once with the reason
     // (Docker tells its exit), rather than leaving the client waiting for a server that is gone.
     let outcome = tokio::select! {
-        r = remote::run(&flags, &sb.url, req, settings) => r,
-        exit = running.exited() => {
-            let logs = running.logs(20).await.unwrap_or_default();
-            eprintln!(
-                "error: the sandbox stopped during the run: {}\n--- its last output ---\n{logs}",
-                exit.reason
-            );
-            Ok(1)
+        r = remote::run(&flags, &sb.url, req, settings) => {
+            // A server killed mid-run resets the client's connection, often before Docker
+            // tells that its container stopped: a failed run waits a moment for that notice,
+            // so the reason is still given.
+            if matches!(r, Ok(0)) {
+                r
+            } else {
+                match tokio::time::timeout(DEATH_NOTICE, running.exited()).await {
+                    Ok(exit) => died(&running, exit).await,
+                    Err(_) => r,
+                }
+            }
         }
+        exit = running.exited() => died(&running, exit).await,
     };
     match running.stop().await {
         Ok(()) => eprintln!("· sandbox removed"),
         Err(e) => eprintln!("warning: the sandbox {} was not removed: {e}", sb.id),
     }
     outcome
+}
+
+/// Says why the sandbox stopped during a run, with its last output: the run's exit code 1.
+async fn died(running: &Running, exit: Exit) -> Result<u8> {
+    let logs = running.logs(20).await.unwrap_or_default();
+    eprintln!(
+        "error: the sandbox stopped during the run: {}\n--- its last output ---\n{logs}",
+        exit.reason
+    );
+    Ok(1)
 }

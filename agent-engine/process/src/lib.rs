@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
+pub mod agent_user;
 mod procfs;
 
 pub use procfs::{marked_by, marked_with_groups, marker_for, owner_alive};

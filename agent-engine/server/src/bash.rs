@@ -181,6 +181,11 @@ impl BashService {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // In a sandbox: as the agent's user, not the server's (with the same scrubbed
+        // environment, its HOME the agent's).
+        if let Some(user) = tandem_process::agent_user::agent_user() {
+            user.apply(&mut command);
+        }
         // Its own process group, a parent-death signal and Tandem's owner marker.
         let spawned = tandem_process::spawn_tokio(
             command,

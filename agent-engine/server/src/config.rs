@@ -46,8 +46,9 @@ pub struct ServerConfig {
     pub max_upload_bytes: usize,
     /// The terminal's quiet time before a command returns still running (`None`: its default).
     pub terminal_soft_timeout: Option<Duration>,
-    /// `host:port` of the VNC server showing this machine's desktop (`TANDEM_VNC_ADDR`, set in
-    /// the sandbox); `None`: the server has no desktop and `/sockets/vnc/{id}` refuses.
+    /// The VNC server showing this machine's desktop (`TANDEM_VNC_ADDR`, set in the sandbox): a
+    /// unix socket path (`/run/tandem/vnc.sock` or `unix:PATH`) or `host:port`; `None`: the
+    /// server has no desktop and `/sockets/vnc/{id}` refuses.
     pub vnc_addr: Option<String>,
     /// The tools an agent spec may name ([`tool_catalog`](crate::tool_catalog): the built-ins
     /// and the browser); a program embedding the server registers its own tools here, and a

@@ -5,7 +5,8 @@
 //! text frames after auth are ignored. Refusals: wrong key (4001), unknown conversation (4004),
 //! a server without a desktop (error frame + 4004, `desktop: false` in server_info), a VNC
 //! server that does not answer (error frame + 1011); the server keeps serving after each, and
-//! the socket closes when the VNC server goes away.
+//! the socket closes when the VNC server goes away. The sandbox's way, x11vnc on a unix socket
+//! only (`TANDEM_VNC_ADDR` a path), is relayed the same.
 
 use crate::harness;
 
@@ -25,12 +26,14 @@ const PATIENCE: Duration = Duration::from_secs(30);
 const WIDTH: u16 = 800;
 const HEIGHT: u16 = 600;
 
-/// Xvfb plus x11vnc on loopback; both are killed when this drops.
+/// Xvfb plus x11vnc on loopback (or on a unix socket only); both are killed when this drops.
 struct Desktop {
     vnc: Child,
     xvfb: Child,
-    /// `127.0.0.1:<port>` of the VNC server.
+    /// `127.0.0.1:<port>` of the VNC server, or its unix socket's path.
     addr: String,
+    /// The unix socket's folder, removed with it.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for Desktop {
@@ -59,7 +62,17 @@ async fn line_of(child: &mut Child, prefix: &str) -> String {
 }
 
 impl Desktop {
+    /// A desktop whose VNC server listens on a loopback port.
     async fn start() -> Self {
+        Self::start_on(false).await
+    }
+
+    /// A desktop whose VNC server listens on a unix socket only, as in the sandbox.
+    async fn start_on_unix_socket() -> Self {
+        Self::start_on(true).await
+    }
+
+    async fn start_on(unix: bool) -> Self {
         // Xvfb picks a free display itself and writes its number to the given fd.
         let mut xvfb = Command::new("Xvfb")
             .args(["-displayfd", "1", "-nolisten", "tcp", "-noreset"])
@@ -70,6 +83,32 @@ impl Desktop {
             .spawn()
             .expect("Xvfb is installed (scripts/setup.sh)");
         let display = line_of(&mut xvfb, "").await;
+        if unix {
+            let dir = tempfile::tempdir().unwrap();
+            let sock = dir.path().join("vnc.sock");
+            // No TCP port at all, as the sandbox's entrypoint runs it.
+            let vnc = Command::new("x11vnc")
+                .args(["-rfbport", "0", "-no6", "-rfbportv6", "0", "-unixsock"])
+                .arg(&sock)
+                .args(["-forever", "-nopw", "-quiet", "-display"])
+                .arg(format!(":{display}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("x11vnc is installed (scripts/setup.sh)");
+            let t = std::time::Instant::now();
+            while !sock.exists() {
+                assert!(t.elapsed() < PATIENCE, "x11vnc made no socket within 30 s");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            return Self {
+                vnc,
+                xvfb,
+                addr: sock.to_string_lossy().into_owned(),
+                _dir: Some(dir),
+            };
+        }
         let port = {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
@@ -91,6 +130,7 @@ impl Desktop {
             vnc,
             xvfb,
             addr: format!("127.0.0.1:{port}"),
+            _dir: None,
         }
     }
 }
@@ -195,6 +235,37 @@ async fn the_vnc_socket_relays_the_rfb_handshake_of_a_real_vnc_server_after_auth
 
     // A second viewer after the first left gets its own session.
     let (ws, _) = greeted(&t, &id).await;
+    drop(ws);
+    t.stop().await;
+    drop(desktop);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_vnc_socket_relays_a_vnc_server_on_a_unix_socket_after_auth() {
+    let desktop = Desktop::start_on_unix_socket().await;
+    assert!(desktop.addr.starts_with('/'), "{}", desktop.addr);
+    let t = server_with(&desktop).await;
+    let id = conversation(&t).await;
+    // Without the key: closed, no RFB.
+    let mut ws = t.ws_as(&format!("/sockets/vnc/{id}"), "wrong").await;
+    assert_eq!(close_code(&mut ws).await, Some(4001));
+    // With it: the greeting and the handshake through to the display's size.
+    let (mut ws, mut buf) = greeted(&t, &id).await;
+    send_bytes(&mut ws, b"RFB 003.008\n").await;
+    let count = read_bytes(&mut ws, &mut buf, 1).await[0];
+    let types = read_bytes(&mut ws, &mut buf, usize::from(count)).await;
+    assert!(types.contains(&1), "security types {types:?} lack None");
+    send_bytes(&mut ws, &[1]).await;
+    assert_eq!(read_bytes(&mut ws, &mut buf, 4).await, [0, 0, 0, 0]);
+    send_bytes(&mut ws, &[1]).await;
+    let size = read_bytes(&mut ws, &mut buf, 4).await;
+    assert_eq!(
+        (
+            u16::from_be_bytes([size[0], size[1]]),
+            u16::from_be_bytes([size[2], size[3]])
+        ),
+        (WIDTH, HEIGHT)
+    );
     drop(ws);
     t.stop().await;
     drop(desktop);

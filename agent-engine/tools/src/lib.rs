@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use tandem_sdk::{Tool, ToolCatalog, ToolEnv};
 
+pub mod agent_user;
 pub mod file_editor;
 pub mod finish;
 pub mod glob;

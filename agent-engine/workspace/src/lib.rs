@@ -42,15 +42,29 @@ pub struct SandboxSpec {
     pub cpus: Option<f64>,
     /// Most processes at once; none: unlimited.
     pub pids: Option<i64>,
-    /// Host port of the server; none: a free one.
+    /// Host port of the server; none: one the kernel or Docker assigns (read back once it runs).
     pub port: Option<u16>,
-    /// Environment for the server and the agent's commands (LLM keys, secrets, `--env`).
+    /// Environment for the server and the agent's commands (`--env`, LLM settings). The LLM
+    /// (`LLM_MODEL`, `LLM_BASE_URL`, `LLM_API_KEY`) never goes into the container's environment:
+    /// it is written to a settings file only the server can read. Any other variable named like
+    /// a credential ([`is_credential_name`]) is refused: `docker inspect` and the processes of
+    /// the container would show it.
     pub env: Vec<(String, String)>,
     /// Extra arguments of the `tandem serve` inside (`--llm demo`).
     pub server_args: Vec<String>,
     /// Remove the sandbox when this process is gone (the next start cleans it up); false for
     /// sandboxes started to outlive their starter (`tandem sandbox start`).
     pub owned_by_this_process: bool,
+    /// Run the agent as root inside the sandbox when the workspace is owned by root (the agent
+    /// takes the workspace owner's uid, and files never change owner): an explicit opt-in, since
+    /// an agent running as root can read the server's keys. Without it such a workspace is
+    /// refused with the choices.
+    pub allow_root: bool,
+    /// A host folder holding the server's conversations (mounted over its conversations
+    /// folder), so that stopping, killing or removing the sandbox loses none of them and the
+    /// next sandbox lists and resumes them; see [`conversations_dir`]. None: they live and die
+    /// with the container.
+    pub conversations: Option<PathBuf>,
 }
 
 impl SandboxSpec {
@@ -66,25 +80,17 @@ impl SandboxSpec {
             env: Vec::new(),
             server_args: Vec::new(),
             owned_by_this_process: true,
+            allow_root: false,
+            conversations: None,
         }
     }
 }
 
-/// Variables a sandbox gets from its starter's environment without being asked: what the
-/// server inside needs to reach the same LLM providers (the CLI adds `LLM_MODEL`,
-/// `LLM_BASE_URL` and `LLM_API_KEY`; the desktop passes its resolved LLM instead).
-pub const FORWARDED_ENV: &[&str] = &[
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "OPENROUTER_API_KEY",
-    "GEMINI_API_KEY",
-    "MISTRAL_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "GROQ_API_KEY",
-    "LLM_NUM_RETRIES",
-    "TANDEM_LOG",
-];
+/// Variables a sandbox gets from its starter's environment without being asked. No credential
+/// is among them: the LLM's key goes with the LLM settings (`LLM_MODEL`, `LLM_BASE_URL`,
+/// `LLM_API_KEY`, which the CLI and the desktop resolve, from the provider's variable too) into
+/// a file only the sandbox's server reads.
+pub const FORWARDED_ENV: &[&str] = &["OPENAI_BASE_URL", "LLM_NUM_RETRIES", "TANDEM_LOG"];
 
 /// The [`FORWARDED_ENV`] variables `var` has a non-blank value for.
 pub fn forwarded_env(var: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
@@ -97,6 +103,89 @@ pub fn forwarded_env(var: impl Fn(&str) -> Option<String>) -> Vec<(String, Strin
         })
         .collect()
 }
+
+/// Whether a variable's name says it holds a credential (`*_API_KEY`, `*_TOKEN`, `*_SECRET`,
+/// `*_PASSWORD`, session keys): such a variable never goes into a sandbox's environment.
+pub fn is_credential_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    [
+        "_API_KEY",
+        "_TOKEN",
+        "_SECRET",
+        "_SECRET_KEY",
+        "_PASSWORD",
+        "_SESSION_KEY",
+    ]
+    .iter()
+    .any(|suffix| n.ends_with(suffix))
+        || matches!(
+            n.as_str(),
+            "SESSION_API_KEY" | "TANDEM_SESSION_KEYS" | "OH_SECRET_KEY"
+        )
+        || n.starts_with("OH_SESSION_API_KEYS_")
+}
+
+/// The host folder [`SandboxSpec::conversations`] is by default for `workspace`:
+/// `<tandem_home>/sandboxes/<folder name>-<hash of its path>/conversations`, the same for every
+/// sandbox on that workspace (so a new one resumes what an old one left).
+pub fn conversations_dir(tandem_home: &std::path::Path, workspace: &std::path::Path) -> PathBuf {
+    let path = workspace.to_string_lossy();
+    // FNV-1a: stable across builds and platforms (the folder must be found again).
+    let hash = path.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    let name: String = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    tandem_home
+        .join("sandboxes")
+        .join(format!("{name}-{hash:016x}"))
+        .join("conversations")
+}
+
+/// `url` with a loopback host (`127.0.0.1`, `localhost`, `::1`) replaced by
+/// `host.docker.internal`, which a bridged sandbox maps to the host (Docker's `host-gateway`);
+/// none when the URL does not point at loopback.
+pub fn rewrite_loopback(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let (userinfo, hostport) = match authority.rsplit_once('@') {
+        Some((u, h)) => (format!("{u}@"), h),
+        None => (String::new(), authority),
+    };
+    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+        let (h, p) = v6.split_once(']')?;
+        (h, p)
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, _)) => (h, &hostport[h.len()..]),
+            None => (hostport, ""),
+        }
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    loopback.then(|| format!("{scheme}://{userinfo}{HOST_GATEWAY_NAME}{port}{path}"))
+}
+
+/// The name a bridged sandbox reaches its host by.
+pub const HOST_GATEWAY_NAME: &str = "host.docker.internal";
 
 /// A started sandbox: an agent server to connect to.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -205,4 +294,82 @@ pub trait Provisioner: Send + Sync {
     /// Removes leftovers: sandboxes whose owning process is gone, and with `mine` also those
     /// this process owns. Failures are logged, never in the way.
     fn sweep(&self, mine: bool) -> BoxFuture<'_, ()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_llm_url_is_rewritten_to_the_host_gateway() {
+        let r = |u: &str| rewrite_loopback(u);
+        assert_eq!(
+            r("http://127.0.0.1:11434/v1").as_deref(),
+            Some("http://host.docker.internal:11434/v1")
+        );
+        assert_eq!(
+            r("http://localhost:8080").as_deref(),
+            Some("http://host.docker.internal:8080")
+        );
+        assert_eq!(
+            r("https://user:pw@127.0.0.2/v1/").as_deref(),
+            Some("https://user:pw@host.docker.internal/v1/")
+        );
+        assert_eq!(
+            r("http://[::1]:9000/v1").as_deref(),
+            Some("http://host.docker.internal:9000/v1")
+        );
+        assert_eq!(r("https://api.openai.com/v1"), None);
+        assert_eq!(r("http://10.0.0.5:8000/v1"), None);
+        assert_eq!(r("not a url"), None);
+    }
+
+    #[test]
+    fn credentials_are_told_by_their_names() {
+        for n in [
+            "LLM_API_KEY",
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY_SECRET",
+            "DB_PASSWORD",
+            "TANDEM_SESSION_KEY",
+            "TANDEM_SESSION_KEYS",
+            "SESSION_API_KEY",
+            "OH_SESSION_API_KEYS_0",
+            "OH_SECRET_KEY",
+        ] {
+            assert!(is_credential_name(n), "{n}");
+        }
+        for n in [
+            "LLM_MODEL",
+            "LLM_BASE_URL",
+            "TANDEM_LOG",
+            "PATH",
+            "TOKENIZERS",
+        ] {
+            assert!(!is_credential_name(n), "{n}");
+        }
+        assert!(FORWARDED_ENV.iter().all(|n| !is_credential_name(n)));
+    }
+
+    #[test]
+    fn each_workspace_has_its_own_conversations_folder_found_again() {
+        let home = std::path::Path::new("/home/p/.tandem");
+        let a = conversations_dir(home, std::path::Path::new("/src/my app"));
+        assert_eq!(
+            a,
+            conversations_dir(home, std::path::Path::new("/src/my app"))
+        );
+        assert!(
+            a.to_string_lossy()
+                .starts_with("/home/p/.tandem/sandboxes/my_app-"),
+            "{}",
+            a.display()
+        );
+        assert!(a.ends_with("conversations"));
+        assert_ne!(
+            a,
+            conversations_dir(home, std::path::Path::new("/other/my app"))
+        );
+    }
 }

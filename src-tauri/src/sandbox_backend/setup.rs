@@ -74,23 +74,37 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// The environment of the sandbox's server: `TANDEM_ALLOWED_ORIGINS` for the webview's
-/// `origins` (its pages call the server from there), the provider variables of [`tandem_workspace::FORWARDED_ENV`]
-/// that `var` has, and the desktop's LLM (`llm`, resolved as for the local backend) as
-/// `LLM_MODEL` / `LLM_BASE_URL` / `LLM_API_KEY`. The values are secrets: never log them.
+/// `origins` (its pages call the server from there), the variables of
+/// [`tandem_workspace::FORWARDED_ENV`] that `var` has (no credential among them), and the
+/// desktop's LLM (`llm`, resolved as for the local backend, its key included) as `LLM_MODEL` /
+/// `LLM_BASE_URL` / `LLM_API_KEY`, which the provisioner writes into a file only the sandbox's
+/// server reads, never into its environment. The values are secrets: never log them.
 pub fn sandbox_env(
     llm: Option<&LlmConfig>,
     var: impl Fn(&str) -> Option<String>,
     origins: &[&str],
 ) -> Vec<(String, String)> {
     let mut env = vec![("TANDEM_ALLOWED_ORIGINS".to_owned(), origins.join(","))];
-    env.extend(tandem_workspace::forwarded_env(var));
+    env.extend(tandem_workspace::forwarded_env(&var));
     if let Some(llm) = llm {
         env.push(("LLM_MODEL".into(), llm.model.clone()));
         if let Some(url) = &llm.base_url {
             env.push(("LLM_BASE_URL".into(), url.clone()));
         }
-        if let Some(key) = &llm.api_key {
-            env.push(("LLM_API_KEY".into(), key.clone()));
+        // Without a key of its own, the provider's variable (`ANTHROPIC_API_KEY` for
+        // `anthropic/…`, `OPENAI_API_KEY` without a prefix): the sandbox's environment never
+        // gets it, so its server takes it as the LLM's key.
+        let provider_key = || {
+            let name = match llm.model.split_once('/') {
+                Some((p, _)) if !p.is_empty() => {
+                    format!("{}_API_KEY", p.to_ascii_uppercase().replace('-', "_"))
+                }
+                _ => "OPENAI_API_KEY".to_owned(),
+            };
+            var(&name).filter(|k| !k.trim().is_empty())
+        };
+        if let Some(key) = llm.api_key.clone().or_else(provider_key) {
+            env.push(("LLM_API_KEY".into(), key));
         }
     }
     env
@@ -163,12 +177,13 @@ mod tests {
     }
 
     #[test]
-    fn the_sandbox_gets_the_origins_the_llm_and_the_provider_keys() {
+    fn the_sandbox_gets_the_origins_and_the_llm_but_no_provider_key() {
         let mut llm = LlmConfig::new("openai/gpt-5");
         llm.base_url = Some("http://proxy:4000/v1".into());
         llm.api_key = Some("sk-llm".into());
         let var = |n: &str| match n {
             "ANTHROPIC_API_KEY" => Some("sk-ant".to_owned()),
+            "TANDEM_LOG" => Some("debug".to_owned()),
             "GROQ_API_KEY" => Some("  ".to_owned()),
             "HOME" => Some("/root".to_owned()),
             _ => None,
@@ -186,12 +201,24 @@ mod tests {
                     "TANDEM_ALLOWED_ORIGINS",
                     "tauri://localhost,http://tauri.localhost"
                 ),
-                ("ANTHROPIC_API_KEY", "sk-ant"),
+                // The LLM's key goes as LLM_API_KEY only; other provider keys stay here.
+                ("TANDEM_LOG", "debug"),
                 ("LLM_MODEL", "openai/gpt-5"),
                 ("LLM_BASE_URL", "http://proxy:4000/v1"),
                 ("LLM_API_KEY", "sk-llm"),
             ]
         );
+        // An LLM without a key of its own takes its provider's variable, as its key.
+        let env = sandbox_env(
+            Some(&LlmConfig::new("anthropic/claude")),
+            var,
+            &["tauri://localhost"],
+        );
+        assert!(
+            env.contains(&("LLM_API_KEY".to_owned(), "sk-ant".to_owned())),
+            "{env:?}"
+        );
+        assert!(env.iter().all(|(k, _)| k != "ANTHROPIC_API_KEY"), "{env:?}");
         // Without an LLM (the desktop's demo mode) the server inside has no default model.
         let env = sandbox_env(None, |_| None, &["tauri://localhost"]);
         assert_eq!(

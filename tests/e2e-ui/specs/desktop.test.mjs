@@ -12,7 +12,7 @@
 // TANDEM_REQUIRE_DOCKER=1, which makes their absence a failure instead of a skip).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { chown, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -89,6 +89,8 @@ async function sandboxAvailable() {
  */
 async function startSandboxTarget() {
   const work = await mkdtemp(join(tmpdir(), "tandem-desktop-sandbox-"));
+  // A person's folder: the sandbox refuses a root-owned one (the agent takes its owner's uid).
+  if (process.getuid?.() === 0) await chown(work, 1000, 1000);
   const { stdout } = await run(tandemBin(), ["sandbox", "start", "--workspace", work, "--memory", "2g", "--env", "LLM_MODEL=openai/never-called", "--env", "LLM_BASE_URL=http://127.0.0.1:9/v1", "--env", "LLM_API_KEY=unused"]);
   /** @type {{ id: string, url: string, session_key: string, workspace: string }} */
   const sb = JSON.parse(stdout.trim().split("\n").pop() ?? "{}");

@@ -87,6 +87,11 @@ pub(super) async fn connect(
         }
         cmd.current_dir(dir);
     }
+    // In a sandbox: as the agent's user, like the agent's commands (the server's keys are
+    // files only its own user reads), its HOME the agent's.
+    if let Some(user) = tandem_process::agent_user::agent_user() {
+        user.apply(&mut cmd);
+    }
     let spawned = tandem_process::spawn_tokio(cmd, Isolation::Group, Signal::SIGKILL).await;
     let mut child = spawned.map_err(|e| {
         let why = if e.kind() == std::io::ErrorKind::NotFound {

@@ -1,7 +1,9 @@
 //! `/sockets/vnc/{conversation_id}` (Tandem): the desktop of the machine the server runs on (the
-//! sandbox's X display), for the UI's noVNC. After the auth frame the server opens a plain TCP
-//! connection to its VNC server (`TANDEM_VNC_ADDR`, loopback inside the sandbox, no password:
-//! this socket's session key is the only way in) and relays raw RFB bytes both ways, binary
+//! sandbox's X display), for the UI's noVNC. After the auth frame the server connects to its VNC
+//! server (`TANDEM_VNC_ADDR`: a unix socket path such as `/run/tandem/vnc.sock`, which is how
+//! the sandbox offers it, in a folder only the server's user can enter, so nothing on the host
+//! nor the agent's user reaches it; or `host:port` over TCP; no password either way: this
+//! socket's session key is the only way in) and relays raw RFB bytes both ways, binary
 //! WebSocket frames to TCP and back, from the server's `RFB 003.008\n` greeting on. Text frames
 //! after auth are ignored. Refusals: unknown conversation → close 4004; no desktop → an error
 //! frame, then 4004; VNC server unreachable → an error frame, then 1011.
@@ -12,9 +14,8 @@ use axum::response::Response;
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
 use tandem_protocol::VncServerFrame;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpStream, UnixStream};
 
 use super::Upgrade;
 use crate::AppState;
@@ -48,8 +49,8 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String) {
         refuse(&mut socket, CLOSE_NOT_FOUND, message).await;
         return;
     };
-    let tcp = match TcpStream::connect(&addr).await {
-        Ok(tcp) => tcp,
+    let vnc = match connect(&addr).await {
+        Ok(vnc) => vnc,
         Err(e) => {
             let message = format!("The desktop's VNC server at {addr} cannot be reached: {e}");
             tracing::warn!("{message}");
@@ -57,23 +58,47 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String) {
             return;
         }
     };
-    // RFB is many small messages each way: do not hold any back.
-    let _ = tcp.set_nodelay(true);
     let _guard = live.watch();
-    let (vnc_in, vnc_out) = tcp.into_split();
+    let (vnc_in, vnc_out) = tokio::io::split(vnc);
     let (ws_out, ws_in) = socket.split();
     // Each direction runs on its own so neither side waits for the other to read (a VNC server
     // blocked writing a big update must still get the client's input); when either ends, the
-    // other is dropped, which closes the TCP connection and the socket.
+    // other is dropped, which closes the connection to the VNC server and the socket.
     tokio::select! {
         () = to_client(vnc_in, ws_out) => {}
         () = to_vnc(ws_in, vnc_out) => {}
     }
 }
 
+/// A byte stream to the VNC server, whichever way it is reached.
+trait VncStream: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> VncStream for T {}
+
+/// Where `addr` names a unix socket: an absolute path, or `unix:PATH`.
+fn unix_path(addr: &str) -> Option<&str> {
+    addr.strip_prefix("unix:")
+        .or_else(|| addr.starts_with('/').then_some(addr))
+}
+
+/// Connects to the VNC server at `addr` (a unix socket path, or `host:port`).
+async fn connect(addr: &str) -> std::io::Result<Box<dyn VncStream>> {
+    match unix_path(addr) {
+        Some(path) => Ok(Box::new(UnixStream::connect(path).await?)),
+        None => {
+            let tcp = TcpStream::connect(addr).await?;
+            // RFB is many small messages each way: do not hold any back.
+            let _ = tcp.set_nodelay(true);
+            Ok(Box::new(tcp))
+        }
+    }
+}
+
 /// VNC server → client: each read goes out as one binary frame (and a ping when idle). Closes
 /// the socket when the VNC server ends the connection.
-async fn to_client(mut vnc: OwnedReadHalf, mut ws: SplitSink<WebSocket, WsMessage>) {
+async fn to_client(
+    mut vnc: tokio::io::ReadHalf<Box<dyn VncStream>>,
+    mut ws: SplitSink<WebSocket, WsMessage>,
+) {
     let mut buf = vec![0u8; CHUNK];
     let mut ping = tokio::time::interval(super::PING_INTERVAL);
     ping.tick().await;
@@ -101,7 +126,7 @@ async fn to_client(mut vnc: OwnedReadHalf, mut ws: SplitSink<WebSocket, WsMessag
 
 /// Client → VNC server: binary frames are written through as they come; text frames (a late
 /// auth frame, say) are ignored.
-async fn to_vnc(mut ws: SplitStream<WebSocket>, mut vnc: OwnedWriteHalf) {
+async fn to_vnc(mut ws: SplitStream<WebSocket>, mut vnc: tokio::io::WriteHalf<Box<dyn VncStream>>) {
     while let Some(msg) = ws.next().await {
         match msg {
             Ok(WsMessage::Binary(b)) => {
@@ -114,4 +139,20 @@ async fn to_vnc(mut ws: SplitStream<WebSocket>, mut vnc: OwnedWriteHalf) {
         }
     }
     let _ = vnc.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unix_path;
+
+    #[test]
+    fn an_absolute_path_or_unix_prefix_names_a_unix_socket() {
+        assert_eq!(
+            unix_path("/run/tandem/vnc.sock"),
+            Some("/run/tandem/vnc.sock")
+        );
+        assert_eq!(unix_path("unix:/tmp/v.sock"), Some("/tmp/v.sock"));
+        assert_eq!(unix_path("127.0.0.1:5900"), None);
+        assert_eq!(unix_path("localhost:5901"), None);
+    }
 }

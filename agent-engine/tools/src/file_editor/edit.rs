@@ -27,11 +27,17 @@ pub fn create(
             ),
         ));
     }
+    // What is made here belongs to the agent's user (the workspace's owner in a sandbox, where
+    // the server is another user), like the files its commands make.
+    let made: Vec<&Path> = real.ancestors().take_while(|a| !a.exists()).collect();
     if let Some(parent) = real.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| EditorError::io("create the folder", parent, &e))?;
     }
     text::write_text(real, file_text)?;
+    if let Some(user) = crate::agent_user::agent_user() {
+        made.iter().rev().for_each(|p| user.adopt(p));
+    }
     history.record(real, None);
     Ok(Outcome {
         text: format!("File created successfully at: {shown}"),

@@ -139,7 +139,13 @@ pub(crate) fn spawn(
         .master
         .tty_name()
         .ok_or_else(|| std::io::Error::other("the terminal has no name"))?;
-    let cmd = std_command(&command(working_dir, &vars), &tty)?;
+    let mut builder = command(working_dir, &vars);
+    // In a sandbox: as the agent's user, not the server's (see `agent_user`), with the same
+    // scrubbed environment (its HOME the agent's).
+    if let Some(user) = crate::agent_user::agent_user() {
+        crate::agent_user::wrap_pty(user, &mut builder);
+    }
+    let cmd = std_command(&builder, &tty)?;
     let mut child = tandem_process::spawn_std(cmd, Isolation::Terminal, Signal::SIGHUP)?;
     // The child holds its own copies of the slave; ours would keep the PTY open after it exits.
     drop(pair.slave);
