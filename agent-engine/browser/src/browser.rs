@@ -71,6 +71,9 @@ pub(crate) struct Inner {
     /// What a person typed into password fields (see `secrets.rs`).
     pub typed: std::sync::Mutex<crate::secrets::Typed>,
     pub screencast: std::sync::Mutex<Option<crate::screencast::Screencast>>,
+    /// Held by a screencast's task for its whole life, its stop command included, so the next
+    /// one's start reaches Chromium only after the last one's stop.
+    pub screencast_turn: Mutex<()>,
     pub recording: std::sync::Mutex<Option<crate::recording::Recording>>,
     pub closed: std::sync::atomic::AtomicBool,
     /// Set by the first [`Browser::close_soon`].
@@ -140,6 +143,7 @@ impl Browser {
                 followers: std::sync::Mutex::new(crate::follow::Followers::default()),
                 typed: std::sync::Mutex::new(crate::secrets::Typed::default()),
                 screencast: std::sync::Mutex::new(None),
+                screencast_turn: Mutex::new(()),
                 recording: std::sync::Mutex::new(None),
                 closed: std::sync::atomic::AtomicBool::new(false),
                 closing: std::sync::atomic::AtomicBool::new(false),

@@ -66,6 +66,12 @@ impl Browser {
         page: Page,
         stop: CancellationToken,
     ) -> Result<(), chromiumoxide::error::CdpError> {
+        // The previous screencast's stop goes first: landing after this start, it would stop
+        // this one, and every viewer would wait for frames that never come.
+        let _turn = tokio::select! {
+            turn = self.inner.screencast_turn.lock() => turn,
+            () = stop.cancelled() => return Ok(()),
+        };
         let mut frames = page.event_listener::<EventScreencastFrame>().await?;
         let (w, h) = self.inner.config.viewport;
         let params = StartScreencastParams {

@@ -276,6 +276,32 @@ async fn a_crashed_browser_is_restarted_and_the_agent_told() {
     b.close().await;
 }
 
+/// Viewers come and go quickly (each leaving stops the screencast, the next starts it again):
+/// every one of them gets frames, because a stop never lands after the next start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn viewers_coming_and_going_each_get_frames() {
+    const NOISE: &str = "data:text/html,<title>Noise</title><canvas id=c width=64 height=64></canvas><script>const x=document.getElementById('c').getContext('2d');function f(){x.fillStyle='#'+(Math.random()*0xffffff|0).toString(16).padStart(6,'0');x.fillRect(0,0,64,64);requestAnimationFrame(f)}f()</script>";
+    let dir = tempfile::tempdir().unwrap();
+    let b = browser(&dir);
+    b.navigate(NOISE, false).await.unwrap();
+    let mut last = 0;
+    for round in 0..20 {
+        let mut frames = b.watch_frames();
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            frames
+                .rx
+                .wait_for(|f| f.as_ref().is_some_and(|f| f.seq > last)),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("viewer {round} got no frame"))
+        .unwrap();
+        last = frames.rx.borrow().as_ref().map_or(last, |f| f.seq);
+        drop(frames);
+    }
+    b.close().await;
+}
+
 /// Whether a process other than a zombie is in group `pgid`.
 fn group_alive(pgid: i32) -> bool {
     std::fs::read_dir("/proc").unwrap().flatten().any(|e| {

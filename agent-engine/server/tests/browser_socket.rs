@@ -225,10 +225,13 @@ async fn a_peer_that_never_reads_is_closed_while_another_keeps_getting_frames() 
         // A viewer that reads sees frames the whole time the silent one is stuck.
         let until = tokio::time::Instant::now() + harness_stall() + Duration::from_secs(30);
         while tokio::time::Instant::now() < until {
-            if let Some(Ok(WsMessage::Text(t))) = watcher.next().await
-                && t.as_str().contains("\"type\":\"frame\"")
-            {
-                n += 1;
+            match watcher.next().await {
+                Some(Ok(WsMessage::Text(t))) if t.as_str().contains("\"type\":\"frame\"") => {
+                    n += 1;
+                }
+                Some(Ok(WsMessage::Close(f))) => panic!("the reading viewer was closed: {f:?}"),
+                Some(Ok(_)) => {}
+                other => panic!("the reading viewer's socket ended: {other:?}"),
             }
         }
         n
