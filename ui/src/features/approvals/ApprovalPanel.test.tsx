@@ -36,6 +36,8 @@ describe("ApprovalPanel", () => {
     const panel = screen.getByRole("region", { name: "Pending approval" });
     fireEvent.keyDown(panel, { key: "a" });
     await waitFor(() => expect(api.respondToConfirmation).toHaveBeenCalledWith("c", true));
+    // Keys are ignored while the approval is in flight: wait until the panel takes them again.
+    await waitFor(() => expect((screen.getByRole("button", { name: "Approve" }) as HTMLButtonElement).disabled).toBe(false));
     fireEvent.keyDown(panel, { key: "r" });
     const reason = await screen.findByLabelText("Reason for rejecting");
     // Typing "a" in the reason must not approve.
