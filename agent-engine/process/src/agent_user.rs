@@ -146,12 +146,16 @@ pub fn agent_user() -> Option<&'static AgentUser> {
     .as_ref()
 }
 
-/// The effective uid and gid of this process (the owner of its `/proc/self`).
+/// The effective uid and gid of this process, from `/proc/self/status` (not the owner of
+/// `/proc/self`, which is root once the process is undumpable: [`crate::keep_memory_private`]).
 fn this_process_ids() -> Option<(u32, u32)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self")
-        .ok()
-        .map(|m| (m.uid(), m.gid()))
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    // `Uid:\treal\teffective\tsaved\tfs`.
+    let effective = |key: &str| -> Option<u32> {
+        let line = status.lines().find_map(|l| l.strip_prefix(key))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some((effective("Uid:")?, effective("Gid:")?))
 }
 
 /// `nobody`'s uid and gid.
@@ -188,6 +192,17 @@ mod tests {
         assert_eq!(u.home.as_deref(), Some(Path::new("/home/agent")));
         let e = AgentUser::from_vars(vars(&[("TANDEM_AGENT_UID", "bob")])).unwrap_err();
         assert!(e.to_string().contains("TANDEM_AGENT_UID=\"bob\""), "{e}");
+    }
+
+    #[test]
+    fn this_process_is_known_by_its_effective_ids() {
+        use std::os::unix::fs::MetadataExt;
+        // A file this process creates carries its effective uid and gid.
+        let made = std::env::temp_dir().join(format!("tandem-ids-{}", std::process::id()));
+        std::fs::write(&made, "").unwrap();
+        let m = std::fs::metadata(&made).unwrap();
+        let _ = std::fs::remove_file(&made);
+        assert_eq!(this_process_ids(), Some((m.uid(), m.gid())));
     }
 
     #[test]

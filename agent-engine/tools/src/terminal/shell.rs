@@ -257,10 +257,7 @@ impl Shell {
     /// Ends the shell and everything in its session: SIGHUP/SIGTERM, SIGKILL for what is
     /// left after a grace, from a thread of its own (blocking only to read `/proc`).
     pub fn kill(&self) {
-        let mut tree = process::session_tree(self.pid);
-        if self.pid > 1 {
-            tree.insert(self.pid);
-        }
-        process::stop_all(self.pid, &tree);
+        // The session tree holds the shell itself.
+        process::stop_all(self.pid, &process::session_tree(self.pid));
     }
 }
