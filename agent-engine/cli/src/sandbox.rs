@@ -153,6 +153,26 @@ impl Limits {
     }
 }
 
+/// Starts `spec`, showing its progress; a Ctrl-C meanwhile cancels the start (what it created
+/// is removed, waited for up to [`CANCEL_LIMIT`]) and answers `None`.
+async fn start_unless_interrupted(
+    sandboxes: &Supervisor,
+    spec: &SandboxSpec,
+) -> Option<Result<Running, tandem_workspace::SandboxError>> {
+    let cancel = CancellationToken::new();
+    let start = sandboxes.start(spec, &show_progress, &cancel);
+    tokio::pin!(start);
+    tokio::select! {
+        r = &mut start => Some(r),
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("\n‖ interrupted: removing the sandbox being started");
+            cancel.cancel();
+            let _ = tokio::time::timeout(CANCEL_LIMIT, start).await;
+            None
+        }
+    }
+}
+
 fn show_progress(p: Progress) {
     match p {
         Progress::Building(line) => eprintln!("  {line}"),
@@ -238,17 +258,8 @@ async fn run_command(cmd: SandboxCmd) -> Result<()> {
                     "· bridge network: the sandbox reaches the LLM at {url} as {to} (host-gateway)"
                 );
             }
-            let cancel = CancellationToken::new();
-            let start = sandboxes.start(&spec, &show_progress, &cancel);
-            tokio::pin!(start);
-            let started = tokio::select! {
-                r = &mut start => r,
-                _ = tokio::signal::ctrl_c() => {
-                    eprintln!("\n‖ interrupted: removing the sandbox being started");
-                    cancel.cancel();
-                    let _ = tokio::time::timeout(CANCEL_LIMIT, start).await;
-                    bail!("interrupted");
-                }
+            let Some(started) = start_unless_interrupted(&sandboxes, &spec).await else {
+                bail!("interrupted");
             };
             let sb = started?.detach();
             println!("{}", serde_json::to_string(&sb)?);
@@ -366,17 +377,8 @@ pub async fn run(
         let s = quitting.clone();
         Box::pin(async move { s.shutdown().await })
     });
-    let cancel = CancellationToken::new();
-    let start = sandboxes.start(&spec, &show_progress, &cancel);
-    tokio::pin!(start);
-    let started = tokio::select! {
-        r = &mut start => r,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("\n‖ interrupted while starting the sandbox");
-            cancel.cancel();
-            let _ = tokio::time::timeout(CANCEL_LIMIT, start).await;
-            crate::exit::quit(130).await
-        }
+    let Some(started) = start_unless_interrupted(&sandboxes, &spec).await else {
+        crate::exit::quit(130).await
     };
     let running = match started {
         Ok(r) => r,
