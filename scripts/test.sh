@@ -169,8 +169,10 @@ case "$part" in
   rust) rust ;;
   ui)
     ui_build
-    # The bindings example, $TANDEM_BIN and the scripted LLM come from the workspace test build.
+    # The bindings example, $TANDEM_BIN and the scripted LLM come from the workspace test build;
+    # the desktop spec starts a sandbox too.
     workspace_test_build
+    docker_and_image
     ui
     ;;
   crates) some_crates ;;
