@@ -130,7 +130,7 @@ if ! command -v tauri-driver >/dev/null || ! cargo install --list 2>/dev/null | 
 fi
 # --- end desktop app ---
 
-# --- Docker sandbox (sandbox-image/, tandem-workspace): Debian's dockerd, which scripts/docker.sh
+# --- Docker sandbox (sandbox-image/, tandem-sandbox): Debian's dockerd, which scripts/docker.sh
 # starts when none runs, and debootstrap, with which sandbox-image/build-base.sh makes the base ---
 missing_docker=()
 command -v dockerd >/dev/null || [ -x /usr/sbin/dockerd ] || missing_docker+=(docker.io)

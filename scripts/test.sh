@@ -57,7 +57,7 @@ has_nextest() { cargo nextest --version >/dev/null 2>&1; }
 # The crates whose tests start sandboxes on a real Docker daemon.
 needs_docker() {
   case "$1" in
-    tandem-e2e | tandem-workspace | tandem-desktop) return 0 ;;
+    tandem-e2e | tandem-sandbox | tandem-desktop) return 0 ;;
     *) return 1 ;;
   esac
 }

@@ -10,15 +10,16 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use tandem_host::DemoLlm;
+use tandem_host::settings::{SettingsFile, server_llm, tandem_home};
 use tandem_protocol::LlmConfig;
-use tandem_server::settings::{SettingsFile, server_llm, tandem_home};
-use tandem_server::{Cors, DemoLlm, Server, ServerConfig};
+use tandem_server::{Cors, Server, ServerConfig};
 use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
 
 /// The model name the demo LLM answers to (the UI recognises it and shows a demo badge).
-pub use tandem_server::DEMO_MODEL;
+pub use tandem_host::DEMO_MODEL;
 
 /// What the UI needs to talk to the local backend (the `backend_local` command's answer, named
 /// `LocalBackend` in the commands' TypeScript).

@@ -1,9 +1,9 @@
 //! The Docker sandbox backend: the person picks a workspace folder, the desktop starts the
-//! sandbox image on it through `tandem-workspace` (building the image first when it is missing)
+//! sandbox image on it through `tandem-sandbox` (building the image first when it is missing)
 //! and the UI then talks to the server inside like to any remote backend: its URL, and its
 //! session key kept in the keyring under [`KEY_ACCOUNT`].
 //!
-//! One sandbox at a time, started, watched and removed by `tandem-workspace`'s [`Supervisor`]
+//! One sandbox at a time, started, watched and removed by `tandem-sandbox`'s [`Supervisor`]
 //! (the lifecycle the CLI uses too); this file only adapts it to the app. Every step is
 //! published as a [`SandboxStatus`] (a Tauri event and the answer of the commands), with a
 //! sequence number so the UI can drop an answer older than an event it already has. The
@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
-use tandem_workspace::{
+use tandem_sandbox::{
     BuildOptions, CancellationToken, DockerProvisioner, Progress, Running, SandboxError,
     SandboxSpec, Supervisor, conversations_dir,
 };
@@ -234,13 +234,13 @@ impl SandboxConfig {
             ),
         };
         Self {
-            image: tandem_workspace::IMAGE.to_owned(),
+            image: tandem_sandbox::IMAGE.to_owned(),
             env,
             model,
             server_args,
             binary: BinarySearch::from_env(),
             health_timeout: None,
-            conversations_home: tandem_server::settings::tandem_home().ok(),
+            conversations_home: tandem_host::settings::tandem_home().ok(),
             allow_root: false,
         }
     }

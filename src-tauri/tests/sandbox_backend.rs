@@ -41,7 +41,7 @@ fn image() -> String {
     std::env::var("TANDEM_SANDBOX_IMAGE")
         .ok()
         .filter(|i| !i.is_empty())
-        .unwrap_or_else(|| tandem_workspace::IMAGE.to_owned())
+        .unwrap_or_else(|| tandem_sandbox::IMAGE.to_owned())
 }
 
 /// Waits (up to `limit`) until the state is no longer building or starting.

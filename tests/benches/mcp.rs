@@ -119,7 +119,7 @@ async fn round_trips(label: &str, config: Value, n: usize) {
 }
 
 async fn start_up(config: &Value, runs: usize) -> f64 {
-    let catalog = tandem_tools::catalog();
+    let catalog = tandem_host::catalog();
     let mut spec = AgentSpec::default_for(LlmConfig::new("none"));
     spec.tools.clear();
     spec.include_default_tools.clear();

@@ -71,7 +71,7 @@ async fn round(server: &ScriptedLlmServer) -> f64 {
     let llm: Arc<dyn Llm> = Arc::new(OpenAiChat::new(config).unwrap());
     let make: ToolMaker = Arc::new(|spec, env| {
         Box::pin(async move {
-            tandem_tools::resolve_tools(&spec, &tandem_tools::catalog(), env)
+            tandem_tools::resolve_tools(&spec, &tandem_host::catalog(), env)
                 .await
                 .map_err(|e| e.to_string())
         })
@@ -87,7 +87,7 @@ async fn round(server: &ScriptedLlmServer) -> f64 {
     let id = uuid::Uuid::new_v4().to_string();
     let mut env = ToolEnv::new(workspace.path()).with(agents);
     env.conversation_id = id.clone();
-    let tools = tandem_tools::resolve_tools(&spec, &tandem_tools::catalog(), env)
+    let tools = tandem_tools::resolve_tools(&spec, &tandem_host::catalog(), env)
         .await
         .unwrap();
     let mut options = ConversationOptions::new(spec, workspace.path().to_path_buf());

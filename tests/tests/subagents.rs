@@ -108,7 +108,7 @@ impl Fixture {
         let id = uuid::Uuid::new_v4().to_string();
         let mut env = ToolEnv::new(self.workspace.path()).with(self.agents());
         env.conversation_id = id.clone();
-        let tools = tandem_tools::catalog()
+        let tools = tandem_host::catalog()
             .make("task_tool_set", Default::default(), env)
             .await
             .unwrap()
@@ -486,7 +486,7 @@ async fn the_description_is_upstreams() {
     )
     .unwrap();
     let env = ToolEnv::new(std::env::temp_dir());
-    let tools = tandem_tools::catalog()
+    let tools = tandem_host::catalog()
         .make("task_tool_set", Default::default(), env)
         .await
         .unwrap()

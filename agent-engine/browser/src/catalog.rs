@@ -66,5 +66,9 @@ pub fn register(catalog: &mut ToolCatalog) {
 }
 
 fn slot(env: &ToolEnv) -> BrowserSlot {
-    env.get::<BrowserSlot>().unwrap_or_default()
+    env.get::<BrowserSlot>().unwrap_or_else(|| {
+        // No host gave one: the browser works, but no live view can find it.
+        tracing::warn!("no browser slot in the tool environment: the agent gets a private one");
+        BrowserSlot::default()
+    })
 }

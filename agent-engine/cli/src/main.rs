@@ -20,10 +20,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use tandem_host::DemoLlm;
 use tandem_llm::Llm;
 use tandem_protocol::{AgentSpec, ConversationState, LlmConfig};
 use tandem_sdk::{Conversation, ConversationOptions, ConversationStore, Runtime};
-use tandem_server::DemoLlm;
 
 use crate::settings::{LlmFlags, SettingsFile, parse_policy, resolve_llm, tandem_home};
 
@@ -406,7 +406,7 @@ async fn runtime_for(
     let env = env.with(subagents::local(store, &llm));
     let mcp_warnings = tandem_mcp::McpWarnings(Arc::new(|w: &str| eprintln!("warning: {w}")));
     let env = env.with(slot.clone()).with(mcp_warnings);
-    let tools = tandem_tools::resolve_tools(spec, &tandem_server::tool_catalog(), env)
+    let tools = tandem_tools::resolve_tools(spec, &tandem_host::catalog(), env)
         .await
         .map_err(|e| anyhow::anyhow!("the agent's {}: {e}", e.path.join(".")))?;
     Ok((Runtime { llm, tools }, slot.get()))

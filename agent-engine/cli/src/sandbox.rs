@@ -1,12 +1,12 @@
 //! `tandem sandbox build|start|stop|ls|logs` and `tandem run --sandbox docker`: the Docker
-//! sandbox (`tandem_workspace`) from the command line. Progress goes to stderr; what a script
+//! sandbox (`tandem_sandbox`) from the command line. Progress goes to stderr; what a script
 //! reads (the build report, the started sandbox, the list) is JSON on stdout, a line each.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use tandem_workspace::{
+use tandem_sandbox::{
     BASE_IMAGE, BuildOptions, CancellationToken, DockerProvisioner, Exit, IMAGE, Progress, Running,
     SandboxSpec, Supervisor, conversations_dir, forwarded_env, rewrite_loopback,
 };
@@ -99,7 +99,7 @@ pub struct Limits {
 /// of the image); `tandem sandbox start --image` wins over it.
 const IMAGE_ENV: &str = "TANDEM_SANDBOX_IMAGE";
 
-/// The LLM settings a sandbox gets from this environment besides [`tandem_workspace::FORWARDED_ENV`]: the
+/// The LLM settings a sandbox gets from this environment besides [`tandem_sandbox::FORWARDED_ENV`]: the
 /// default profile of its server.
 const LLM_ENV: [&str; 3] = ["LLM_MODEL", "LLM_BASE_URL", "LLM_API_KEY"];
 
@@ -135,7 +135,7 @@ impl Limits {
         // settings into the server's file, never into the container's environment.
         if !spec.env.iter().any(|(k, _)| k == "LLM_API_KEY")
             && let Ok(model) = std::env::var("LLM_MODEL")
-            && let Some(key) = tandem_server::env_key_for(&model)
+            && let Some(key) = tandem_host::env::env_key_for(&model)
         {
             spec.env.push(("LLM_API_KEY".to_owned(), key));
         }
@@ -158,7 +158,7 @@ impl Limits {
 async fn start_unless_interrupted(
     sandboxes: &Supervisor,
     spec: &SandboxSpec,
-) -> Option<Result<Running, tandem_workspace::SandboxError>> {
+) -> Option<Result<Running, tandem_sandbox::SandboxError>> {
     let cancel = CancellationToken::new();
     let start = sandboxes.start(spec, &show_progress, &cancel);
     tokio::pin!(start);
@@ -335,7 +335,7 @@ pub async fn run(
     // A model of the command line without a key: its provider's variable, as the LLM's key.
     if !spec.env.iter().any(|(k, _)| k == "LLM_API_KEY")
         && let Some(model) = &req.llm.model
-        && let Some(key) = tandem_server::env_key_for(model)
+        && let Some(key) = tandem_host::env::env_key_for(model)
     {
         spec.env.push(("LLM_API_KEY".to_owned(), key));
     }

@@ -34,7 +34,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use tandem_server::settings::server_llm;
+use tandem_host::settings::server_llm;
 use tandem_server::{Cors, Server, ServerConfig};
 
 use crate::settings::SettingsFile;
@@ -172,8 +172,8 @@ pub async fn serve(args: ServeArgs, home: &Path, settings: &SettingsFile) -> Res
     let _demo = match args.llm.as_deref() {
         None => None,
         Some("demo") => {
-            let demo = tandem_server::DemoLlm::start()
-                .context("cannot start the demo LLM on 127.0.0.1")?;
+            let demo =
+                tandem_host::DemoLlm::start().context("cannot start the demo LLM on 127.0.0.1")?;
             config
                 .profiles
                 .insert("default".into(), demo.config().clone());

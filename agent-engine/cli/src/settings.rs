@@ -1,14 +1,14 @@
 //! Where the CLI's configuration comes from: flags, then environment, then
 //! `$TANDEM_HOME/settings.json`. The settings file, `TANDEM_HOME` and the LLM resolution are
-//! `tandem_server::settings`, shared with the desktop app; this module adds the flags and the
+//! `tandem_host::settings`, shared with the desktop app; this module adds the flags and the
 //! CLI's strict policy (a bad settings file is an error, exit 2).
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
+use tandem_host::settings::LlmSettings;
+pub use tandem_host::settings::{SettingsFile, tandem_home};
 use tandem_protocol::{ConfirmationPolicy, LlmConfig, SecurityRisk};
-use tandem_server::settings::LlmSettings;
-pub use tandem_server::settings::{SettingsFile, tandem_home};
 
 /// LLM choices given on the command line.
 #[derive(Debug, Default, Clone, clap::Args)]
@@ -40,14 +40,14 @@ impl LlmFlags {
 }
 
 /// Resolves the LLM config: flags > env > settings > `base` (the conversation's persisted
-/// config on resume), as [`tandem_server::settings::resolve_llm`] does. `None` when nothing
+/// config on resume), as [`tandem_host::settings::resolve_llm`] does. `None` when nothing
 /// names a model.
 pub fn resolve_llm(
     flags: &LlmFlags,
     settings: &SettingsFile,
     base: Option<&LlmConfig>,
 ) -> Result<Option<LlmConfig>> {
-    Ok(tandem_server::settings::resolve_llm(
+    Ok(tandem_host::settings::resolve_llm(
         &flags.choice(),
         settings,
         base,

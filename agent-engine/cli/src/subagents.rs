@@ -11,7 +11,7 @@ use tandem_sdk::subagent::{LocalSubAgents, SubAgents, ToolMaker};
 pub fn local(store: &ConversationStore, llm: &Arc<dyn Llm>) -> Arc<dyn SubAgents> {
     let make: ToolMaker = Arc::new(|spec, env| {
         Box::pin(async move {
-            tandem_tools::resolve_tools(&spec, &tandem_server::tool_catalog(), env)
+            tandem_tools::resolve_tools(&spec, &tandem_host::catalog(), env)
                 .await
                 .map_err(|e| format!("the sub-agent's {}: {e}", e.path.join(".")))
         })

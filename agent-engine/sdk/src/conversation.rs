@@ -10,7 +10,7 @@ mod actor;
 mod client;
 mod handle;
 mod metered;
-mod replay;
+mod rebuild;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -23,8 +23,8 @@ mod atomic;
 mod event_log;
 mod file_name;
 mod meta;
+mod read_events;
 mod recovery;
-mod replay;
 mod store;
 
 pub use atomic::atomic_write;

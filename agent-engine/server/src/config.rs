@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tandem_host::env::{keys_from_env, llm_from_env, var as env};
 use tandem_protocol::LlmConfig;
 use tandem_sdk::ToolCatalog;
 
@@ -50,7 +51,7 @@ pub struct ServerConfig {
     /// unix socket path (`/run/tandem/vnc.sock` or `unix:PATH`) or `host:port`; `None`: the
     /// server has no desktop and `/sockets/vnc/{id}` refuses.
     pub vnc_addr: Option<String>,
-    /// The tools an agent spec may name ([`tool_catalog`](crate::tool_catalog): the built-ins
+    /// The tools an agent spec may name ([`tandem_host::catalog`]: the built-ins
     /// and the browser); a program embedding the server registers its own tools here, and a
     /// spec sent over the network names them like any other.
     pub tools: ToolCatalog,
@@ -78,7 +79,7 @@ impl ServerConfig {
             max_upload_bytes: 512 * 1024 * 1024,
             terminal_soft_timeout: None,
             vnc_addr: None,
-            tools: crate::tool_catalog(),
+            tools: tandem_host::catalog(),
         }
     }
 
@@ -140,65 +141,4 @@ impl ServerConfig {
         all.extend(self.profile_store.all());
         all
     }
-}
-
-/// The variable `name`, unless unset or blank; credential variables `tandem serve` took out of
-/// its environment at start are read from where it holds them ([`tandem_llm::held_env`]).
-pub(crate) fn env(name: &str) -> Option<String> {
-    tandem_llm::held_env::var(name)
-}
-
-/// The LLM the environment names as a whole: `LLM_MODEL` with `LLM_BASE_URL` and
-/// `LLM_API_KEY`, or none without `LLM_MODEL`.
-pub(crate) fn llm_from_env() -> Option<LlmConfig> {
-    let mut llm = LlmConfig::new(env("LLM_MODEL")?);
-    llm.base_url = env("LLM_BASE_URL");
-    llm.api_key = env("LLM_API_KEY");
-    Some(llm)
-}
-
-/// Session keys named by the environment, without duplicates.
-pub fn keys_from_env() -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    let mut push = |k: &str| {
-        let k = k.trim();
-        if !k.is_empty() && !keys.iter().any(|x| x == k) {
-            keys.push(k.to_owned());
-        }
-    };
-    if let Some(k) = env("TANDEM_SESSION_KEY") {
-        push(&k);
-    }
-    if let Some(list) = env("TANDEM_SESSION_KEYS") {
-        list.split(',').for_each(&mut push);
-    }
-    for i in 0.. {
-        match env(&format!("OH_SESSION_API_KEYS_{i}")) {
-            Some(k) => push(&k),
-            None => break,
-        }
-    }
-    if let Some(k) = env("SESSION_API_KEY") {
-        push(&k);
-    }
-    keys
-}
-
-/// The API key for `model` from the environment: `LLM_API_KEY`, else the provider's variable
-/// (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `OPENROUTER_API_KEY`, ...). Used after a restart,
-/// since keys posted with a conversation are never persisted.
-pub fn env_key_for(model: &str) -> Option<String> {
-    if let Some(k) = env("LLM_API_KEY") {
-        return Some(k);
-    }
-    let provider = model
-        .split('/')
-        .next()
-        .unwrap_or("")
-        .to_ascii_uppercase()
-        .replace('-', "_");
-    if provider.is_empty() || provider.len() == model.len() {
-        return env("OPENAI_API_KEY");
-    }
-    env(&format!("{provider}_API_KEY"))
 }

@@ -171,7 +171,8 @@ pub async fn search(State(state): State<AppState>, q: QueryMap) -> Result<Json<C
         "UPDATED_AT_DESC" => all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at)),
         _ => all.sort_by(|a, b| b.created_at.cmp(&a.created_at)),
     }
-    let (items, next_page_id) = crate::bash::page(all, q.get("page_id"), limit, |c| c.id.as_str());
+    let (items, next_page_id) =
+        crate::extract::page(all, q.get("page_id"), limit, |c| c.id.as_str());
     Ok(Json(ConversationPage {
         items,
         next_page_id,

@@ -239,3 +239,20 @@ pub fn conversation_id(raw: &str) -> Result<String, ApiError> {
             )
         })
 }
+
+/// A page of `items` starting at `page_id` (the first item's id); `next_page_id` is the id of
+/// the item after the page.
+pub fn page<T>(
+    items: Vec<T>,
+    page_id: Option<&str>,
+    limit: usize,
+    id: impl Fn(&T) -> &str,
+) -> (Vec<T>, Option<String>) {
+    let start = page_id
+        .and_then(|p| items.iter().position(|e| id(e) == p))
+        .unwrap_or(0);
+    let mut rest: Vec<T> = items.into_iter().skip(start).collect();
+    let next = rest.get(limit).map(|e| id(e).to_owned());
+    rest.truncate(limit);
+    (rest, next)
+}

@@ -10,15 +10,13 @@
 //! eviction) then [`Server::router`] or [`Server::serve`]; [`ServerConfig::from_env`].
 
 mod auth;
-mod bash;
-mod browser;
+mod bash_commands;
 mod children;
 mod config;
 mod conversations;
 pub mod cors;
-pub mod demo;
 mod error;
-mod events;
+mod event_routes;
 mod extract;
 mod files;
 mod gateway;
@@ -28,8 +26,8 @@ mod registry;
 pub mod routes;
 mod secrets;
 mod server_info;
-pub mod settings;
 mod sockets;
+mod takeover;
 pub mod ui;
 mod workspace;
 
@@ -42,25 +40,16 @@ use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
 
 pub use auth::{AUTH_TIMEOUT, CLOSE_NOT_FOUND, CLOSE_UNAUTHORIZED};
-pub use config::{ServerConfig, env_key_for, keys_from_env};
+pub use config::ServerConfig;
 pub use cors::{Cors, OriginError};
-pub use demo::{DEMO_MODEL, DemoLlm};
 pub use error::{ApiError, Result};
 pub use gateway::{CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS};
 pub use info::{Redact, redact_agent};
 pub use sockets::{MAX_MESSAGE as SOCKET_MAX_MESSAGE, UPSTREAM_MAX_MESSAGE};
 
-use crate::bash::BashService;
+use crate::bash_commands::BashService;
 use crate::registry::Registry;
 
-/// Every tool this server can give an agent, by the name an agent spec uses: the engine's
-/// built-ins ([`tandem_tools::catalog`]) and the browser's ([`tandem_browser::register`]).
-/// [`ServerConfig::tools`] starts as this; `tandem run` resolves its specs through it too.
-pub fn tool_catalog() -> tandem_sdk::ToolCatalog {
-    let mut catalog = tandem_tools::catalog();
-    tandem_browser::register(&mut catalog);
-    catalog
-}
 use crate::secrets::SecretStore;
 
 /// Shared state of every handler. Cheap to clone.

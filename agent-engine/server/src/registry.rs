@@ -24,15 +24,16 @@ use tandem_sdk::{
 use tandem_tools::terminal::TerminalTool;
 use tokio_util::sync::CancellationToken;
 
-use crate::bash::BashService;
-use crate::config::{ServerConfig, env_key_for};
+use crate::bash_commands::BashService;
+use crate::config::ServerConfig;
 use crate::error::{ApiError, Result};
 use crate::info::conversation_info;
 use crate::workspace::Baseline;
+use tandem_host::env::env_key_for;
 
-mod children;
+mod sub_agents;
 
-pub use children::ServerSubAgents;
+pub use sub_agents::ServerSubAgents;
 
 /// Tags set through PATCH (the engine keeps the ones given at creation).
 const TAGS_FILE: &str = "tandem_tags.json";
@@ -109,7 +110,7 @@ impl Live {
     pub fn info(&self) -> ConversationInfo {
         let view = self.handle.view();
         let mut info = conversation_info(&view.state, &view.meta, self.tags(), self.has_key);
-        info.sub_conversation_ids = children::children_of(self.handle.dir());
+        info.sub_conversation_ids = sub_agents::children_of(self.handle.dir());
         info
     }
 }
@@ -190,7 +191,7 @@ impl Registry {
             return Err(ApiError::NotFound);
         };
         // A sub-conversation runs on its live parent's LLM (a posted key is in memory only).
-        let (llm, has_key) = match children::inherited_llm(&dir, &live) {
+        let (llm, has_key) = match sub_agents::inherited_llm(&dir, &live) {
             Some(parent) => parent,
             None => build_llm(&state.agent.llm, &self.config, false)?,
         };
@@ -415,7 +416,7 @@ impl Registry {
             .or_else(|| read_meta(&dir))
             .unwrap_or_else(|| ConversationMeta::new(&state.id, None, chrono::Utc::now()));
         let mut info = conversation_info(&state, &meta, read_tags(&dir), false);
-        info.sub_conversation_ids = children::children_of(&dir);
+        info.sub_conversation_ids = sub_agents::children_of(&dir);
         Some(info)
     }
 

@@ -27,8 +27,8 @@ use tandem_protocol::{BrowserClientFrame, BrowserServerFrame, BrowserState, Hand
 use utoipa::ToSchema;
 
 use crate::{
-    AppState, bash, conversations, events, files, gateway, profiles, secrets, server_info, sockets,
-    workspace,
+    AppState, bash_commands, conversations, event_routes, files, gateway, profiles, secrets,
+    server_info, sockets, workspace,
 };
 
 mod body;
@@ -301,37 +301,37 @@ fn table(upload_limit: usize) -> Vec<Route> {
         .doc("AgentResponse: the last finish message or agent text."),
     ];
     let events_routes = [
-        Route::get("/api/conversations/{conversation_id}/events/search", events::search)
+        Route::get("/api/conversations/{conversation_id}/events/search", event_routes::search)
             .ok::<EventPage>()
             .doc("EventPage; ?page_id (id of the page's first event), limit (1..100), kind, source, body, timestamp__gte, timestamp__lt, sort_order=TIMESTAMP|TIMESTAMP_DESC."),
-        Route::get("/api/conversations/{conversation_id}/events/count", events::count)
+        Route::get("/api/conversations/{conversation_id}/events/count", event_routes::count)
             .response(Body::Integer)
             .doc("Number of events matching the search filters."),
-        Route::get("/api/conversations/{conversation_id}/events/stream", events::stream)
+        Route::get("/api/conversations/{conversation_id}/events/stream", event_routes::stream)
             .response(Body::sse::<Event>())
             .tandem()
             .doc("Server-Sent Events: the event socket's frames (full_state, ?resend_mode=all|since&after_timestamp replay, live events, full_state after each run)."),
-        Route::get("/api/conversations/{conversation_id}/events/{event_id}", events::get_one)
+        Route::get("/api/conversations/{conversation_id}/events/{event_id}", event_routes::get_one)
             .ok::<Event>()
             .doc("One event, 404 when unknown."),
-        Route::get("/api/conversations/{conversation_id}/events", events::batch)
+        Route::get("/api/conversations/{conversation_id}/events", event_routes::batch)
             .request(Body::Strings)
             .response(Body::nullable_list::<Event>())
             .doc("Batch get: a JSON list of event ids in the GET body → [Event|null]."),
-        Route::post("/api/conversations/{conversation_id}/events", events::post)
+        Route::post("/api/conversations/{conversation_id}/events", event_routes::post)
             .body::<SendMessageRequest>()
             .ok::<SuccessResponse>()
             .doc("Body SendMessageRequest {role:user, content, run} → SuccessResponse."),
         Route::post(
             "/api/conversations/{conversation_id}/events/respond_to_confirmation",
-            events::respond,
+            event_routes::respond,
         )
         .body::<ConfirmationResponseRequest>()
         .ok::<SuccessResponse>()
         .doc("Body ConfirmationResponseRequest {accept, reason}."),
         Route::post(
             "/api/conversations/{conversation_id}/events/approve_edited",
-            events::approve_edited,
+            event_routes::approve_edited,
         )
         .body::<ApproveEditedRequest>()
         .ok::<ApproveEditedResponse>()
@@ -341,70 +341,70 @@ fn table(upload_limit: usize) -> Vec<Route> {
     let bash_routes = [
         Route::post(
             "/api/conversations/{conversation_id}/bash/start_bash_command",
-            bash::conv_start,
+            bash_commands::conv_start,
         )
         .body::<ExecuteBashRequest>()
         .ok::<BashEvent>()
         .doc("Body ExecuteBashRequest → BashCommand at once (in the conversation's workspace; a relative cwd is below it); 422 when cwd is not an existing folder."),
         Route::post(
             "/api/conversations/{conversation_id}/bash/execute_bash_command",
-            bash::conv_execute,
+            bash_commands::conv_execute,
         )
         .body::<ExecuteBashRequest>()
         .ok::<BashEvent>()
         .doc("Body ExecuteBashRequest → BashOutput when done."),
         Route::get(
             "/api/conversations/{conversation_id}/bash/bash_events/search",
-            bash::conv_search,
+            bash_commands::conv_search,
         )
         .ok::<BashEventPage>()
         .doc("BashEventPage; ?kind__eq, command_id__eq, sort_order, limit, page_id."),
         Route::get(
             "/api/conversations/{conversation_id}/bash/bash_events/{event_id}",
-            bash::conv_get_event,
+            bash_commands::conv_get_event,
         )
         .ok::<BashEvent>()
         .doc("One bash event."),
         Route::post(
             "/api/conversations/{conversation_id}/bash/bash_commands/{command_id}/stop",
-            bash::conv_stop,
+            bash_commands::conv_stop,
         )
         .ok::<SuccessResponse>()
         .doc("Kills a running command."),
-        Route::post("/api/bash/start_bash_command", bash::start)
+        Route::post("/api/bash/start_bash_command", bash_commands::start)
             .body::<ExecuteBashRequest>()
             .ok::<BashEvent>()
             .doc("Body ExecuteBashRequest → BashCommand at once; a relative cwd is below the server's workspace; 422 when cwd is not an existing folder."),
-        Route::post("/api/bash/execute_bash_command", bash::execute)
+        Route::post("/api/bash/execute_bash_command", bash_commands::execute)
             .body::<ExecuteBashRequest>()
             .ok::<BashEvent>()
             .doc("Body ExecuteBashRequest → BashOutput when done."),
-        Route::get("/api/bash/bash_events/search", bash::search)
+        Route::get("/api/bash/bash_events/search", bash_commands::search)
             .ok::<BashEventPage>()
             .doc("BashEventPage; ?kind__eq, command_id__eq, sort_order, limit, page_id."),
-        Route::get("/api/bash/bash_events/", bash::batch)
+        Route::get("/api/bash/bash_events/", bash_commands::batch)
             .response(Body::nullable_list::<BashEvent>())
             .doc("Batch get: ?ids= → [BashEvent|null]."),
-        Route::get("/api/bash/bash_events/{event_id}", bash::get_event)
+        Route::get("/api/bash/bash_events/{event_id}", bash_commands::get_event)
             .ok::<BashEvent>()
             .doc("One bash event."),
-        Route::delete("/api/bash/bash_events", bash::clear)
+        Route::delete("/api/bash/bash_events", bash_commands::clear)
             .ok::<SuccessResponse>()
             .doc("Forgets every bash event."),
-        Route::post("/api/bash/bash_commands/{command_id}/stop", bash::stop)
+        Route::post("/api/bash/bash_commands/{command_id}/stop", bash_commands::stop)
             .ok::<SuccessResponse>()
             .doc("Kills a running command."),
     ];
     let browser_routes = [
-        Route::get("/api/conversations/{conversation_id}/browser/state", crate::browser::state_route)
+        Route::get("/api/conversations/{conversation_id}/browser/state", crate::takeover::state_route)
             .ok::<BrowserState>()
             .tandem()
             .doc("BrowserState: who drives, URL, title, tabs, the agent's pending handoff, whether Chromium runs; 409 when the agent has no browser tools."),
-        Route::post("/api/conversations/{conversation_id}/browser/take_control", crate::browser::take_control_route)
+        Route::post("/api/conversations/{conversation_id}/browser/take_control", crate::takeover::take_control_route)
             .ok::<BrowserState>()
             .tandem()
             .doc("A person takes control of the browser: the agent's browser actions are refused and its run pauses after the step in flight → BrowserState; 409 without browser tools."),
-        Route::post("/api/conversations/{conversation_id}/browser/hand_back", crate::browser::hand_back_route)
+        Route::post("/api/conversations/{conversation_id}/browser/hand_back", crate::takeover::hand_back_route)
             .body::<HandBackRequest>()
             .ok::<BrowserState>()
             .tandem()

@@ -78,7 +78,7 @@ pub async fn info(State(state): State<AppState>, headers: HeaderMap) -> Json<Ser
         docs: "/openapi.json".into(),
         redoc: "/openapi.json".into(),
         llm_model: default.map(|p| p.model.clone()),
-        demo: default.is_some_and(crate::demo::is_demo),
+        demo: default.is_some_and(tandem_host::demo::is_demo),
         home_dir: keyed.then(home_dir).flatten(),
         desktop: state.config.vnc_addr.is_some(),
     })

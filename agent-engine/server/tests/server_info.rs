@@ -5,7 +5,7 @@ use crate::harness;
 
 use harness::{KEY, TestServer};
 use serde_json::Value;
-use tandem_server::DemoLlm;
+use tandem_host::DemoLlm;
 
 async fn info(t: &TestServer, key: Option<&str>) -> Value {
     let mut r = t.http.get(t.url("/server_info"));
@@ -42,7 +42,7 @@ async fn the_demo_llm_as_default_profile_is_demo_mode() {
     .await;
     let info = info(&t, Some(KEY)).await;
     assert_eq!(info["demo"], true, "{info}");
-    assert_eq!(info["llm_model"], tandem_server::DEMO_MODEL);
+    assert_eq!(info["llm_model"], tandem_host::DEMO_MODEL);
     t.stop().await;
 }
 

@@ -6,8 +6,8 @@
 //! which the model's arguments are parsed, so the executor receives typed input.
 //!
 //! Depends on `tandem-sdk` (the [`Tool`] trait) and `tandem-protocol`; never
-//! on servers or the desktop host. Entry points: [`catalog`], every built-in tool by the name an
-//! agent spec gives it, and [`resolve_tools`], which makes a spec's tools through a catalog (the
+//! on servers or the desktop host. Entry points: [`builtin_catalog`], every built-in tool by the
+//! name an agent spec gives it (hosts use `tandem_host::catalog`, which adds the browser's), and [`resolve_tools`], which makes a spec's tools through a catalog (the
 //! same way in `tandem run`, the server and the desktop); [`default_tools`] is the preset the
 //! default agent runs with (`terminal`, `file_editor`, `task_tracker`, `finish`, `think`).
 
@@ -58,14 +58,21 @@ pub fn default_tools(terminal_soft_timeout: Option<Duration>) -> Vec<Arc<dyn Too
 /// Every built-in tool by the names an agent spec may give it: the canonical (upstream's spec
 /// name) first, then upstream's class names as aliases. The terminal is the host's shared one
 /// when the [`ToolEnv`] carries an `Arc<TerminalTool>` (the server's, which its PTY socket
-/// attaches to), else a fresh one.
-pub fn catalog() -> ToolCatalog {
+/// attaches to), else a private one (logged: the live terminal cannot attach to it). Only the
+/// built-ins: a host's catalog (`tandem_host::catalog`) adds the browser's tools.
+pub fn builtin_catalog() -> ToolCatalog {
     let mut c = ToolCatalog::new();
     c.register_tool(
         &[terminal::TOOL_NAME, "TerminalTool", "BashTool"],
         |_, env: &ToolEnv| {
-            let shared = env.get::<Arc<terminal::TerminalTool>>();
-            Ok(shared.unwrap_or_else(|| Arc::new(terminal::TerminalTool::new())) as Arc<dyn Tool>)
+            let shared = env.get::<Arc<terminal::TerminalTool>>().unwrap_or_else(|| {
+                // Right for a headless run; on a host with a live terminal it is a bug.
+                tracing::info!(
+                    "no shared terminal in the tool environment: the agent gets a private one"
+                );
+                Arc::new(terminal::TerminalTool::new())
+            });
+            Ok(shared as Arc<dyn Tool>)
         },
     );
     c.register_tool(&[file_editor::NAME, "FileEditorTool"], |_, _| {

@@ -374,7 +374,7 @@ async fn an_interrupted_search_says_so() {
 
 #[tokio::test]
 async fn the_catalog_makes_them_by_name_and_class_name() {
-    let catalog = tandem_tools::catalog();
+    let catalog = tandem_tools::builtin_catalog();
     let names = catalog.names();
     assert!(
         names.contains(&"glob") && names.contains(&"grep"),

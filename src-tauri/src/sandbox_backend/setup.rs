@@ -75,7 +75,7 @@ fn is_executable(p: &Path) -> bool {
 
 /// The environment of the sandbox's server: `TANDEM_ALLOWED_ORIGINS` for the webview's
 /// `origins` (its pages call the server from there), the variables of
-/// [`tandem_workspace::FORWARDED_ENV`] that `var` has (no credential among them), and the
+/// [`tandem_sandbox::FORWARDED_ENV`] that `var` has (no credential among them), and the
 /// desktop's LLM (`llm`, resolved as for the local backend, its key included) as `LLM_MODEL` /
 /// `LLM_BASE_URL` / `LLM_API_KEY`, which the provisioner writes into a file only the sandbox's
 /// server reads, never into its environment. The values are secrets: never log them.
@@ -85,7 +85,7 @@ pub fn sandbox_env(
     origins: &[&str],
 ) -> Vec<(String, String)> {
     let mut env = vec![("TANDEM_ALLOWED_ORIGINS".to_owned(), origins.join(","))];
-    env.extend(tandem_workspace::forwarded_env(&var));
+    env.extend(tandem_sandbox::forwarded_env(&var));
     if let Some(llm) = llm {
         env.push(("LLM_MODEL".into(), llm.model.clone()));
         if let Some(url) = &llm.base_url {

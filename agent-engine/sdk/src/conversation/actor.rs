@@ -29,7 +29,7 @@ pub use step::LLM_RETRY_KEY;
 use super::Command;
 use super::handle::{ConversationView, Shared};
 use super::metered::MeteredLlm;
-use super::replay::apply_update;
+use super::rebuild::apply_update;
 use crate::condenser::LlmSummarizingCondenser;
 use crate::context::AgentContext;
 use crate::error::Result;

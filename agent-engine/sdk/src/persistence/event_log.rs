@@ -14,7 +14,7 @@ use super::file_name::{
     LOCK_FILE, SET_ASIDE_SUFFIXES, event_file_name, is_event_temp, is_marker, is_valid_event_id,
     marker_file_name, parse_event_file_name,
 };
-use super::replay::replay;
+use super::read_events::read_events;
 use crate::{Result, SdkError};
 
 /// What loading a log found: the events of its good prefix, and what was wrong beyond it.
@@ -316,7 +316,7 @@ fn scan(dir: &Path) -> Result<Scan> {
 /// Reads the scanned files. Returns the loaded prefix (with the scan's warnings and the
 /// failure, if any) and the loaded-over files a writer must move aside.
 fn load_scanned(dir: &Path, scan: &Scan) -> (LoadedLog, Vec<(String, &'static str)>) {
-    let result = replay(dir, &scan.names);
+    let result = read_events(dir, &scan.names);
     let mut warnings = scan.warnings.clone();
     let mut aside = Vec::new();
     if let Some((bad, error)) = result.failure {

@@ -284,16 +284,16 @@ fn input_worker(
     tokio::spawn(async move {
         while let Some(frame) = rx.recv().await {
             let result = match frame {
-                BrowserClientFrame::TakeControl => crate::browser::take_control(&live)
+                BrowserClientFrame::TakeControl => crate::takeover::take_control(&live)
                     .await
                     .map(|_| ())
                     .map_err(|e| e.to_string()),
-                BrowserClientFrame::HandBack { note } => crate::browser::hand_back(&live, &note)
+                BrowserClientFrame::HandBack { note } => crate::takeover::hand_back(&live, &note)
                     .await
                     .map(|_| ())
                     .map_err(|e| e.to_string()),
                 BrowserClientFrame::MarkSecret { text } => match browser.mark_secret(&text) {
-                    Ok(secrets) => crate::browser::register_secrets(&live, secrets)
+                    Ok(secrets) => crate::takeover::register_secrets(&live, secrets)
                         .await
                         .map_err(|e| e.to_string()),
                     Err(e) => Err(e.to_string()),

@@ -13,7 +13,7 @@ use super::Upgrade;
 use crate::AppState;
 use crate::auth::{CLOSE_NOT_FOUND, close};
 use crate::conversations::{message_of, send};
-use crate::events::{FrameFeed, Resend};
+use crate::event_routes::{FrameFeed, Resend};
 use crate::extract::QueryMap;
 
 /// Upgrades to the event socket.

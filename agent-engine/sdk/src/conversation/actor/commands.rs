@@ -14,7 +14,7 @@ use crate::agent::tool_definitions_json;
 use crate::context::{PromptVars, render_system_prompt};
 use crate::conversation::Command;
 use crate::conversation::metered::MeteredLlm;
-use crate::conversation::replay::title_from;
+use crate::conversation::rebuild::title_from;
 use crate::error::{Result, SdkError};
 
 impl Actor {

@@ -16,7 +16,7 @@ use crate::condenser::LlmSummarizingCondenser;
 use crate::context::{AgentContext, load_user_skills, load_workspace_skills, user_skills_dir};
 use crate::conversation::handle::{ConversationHandle, ConversationView, RunState, Shared};
 use crate::conversation::metered::MeteredLlm;
-use crate::conversation::replay::replay;
+use crate::conversation::rebuild::rebuild;
 use crate::conversation::{Conversation, ConversationOptions, Runtime};
 use crate::error::{Result, SdkError};
 use crate::persistence::{ConversationMeta, ConversationStore, EventLog, unmatched_actions};
@@ -100,7 +100,7 @@ impl Conversation {
         let events = loaded.events;
         let json = loaded.json;
         let warnings = loaded.warnings;
-        replay(&mut state, &events);
+        rebuild(&mut state, &events);
         let awaiting: Vec<ActionEvent> =
             if state.execution_status == ExecutionStatus::WaitingForConfirmation {
                 unmatched_actions(&events).into_iter().cloned().collect()

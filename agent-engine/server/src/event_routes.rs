@@ -122,7 +122,7 @@ pub async fn search(
             .map(|i| (i, view.events[i].id()))
             .collect();
         let (items, next_page_id) =
-            crate::bash::page(selected, q.get("page_id"), limit, |(_, id)| id);
+            crate::extract::page(selected, q.get("page_id"), limit, |(_, id)| id);
         let mut out = Vec::with_capacity(items.len() * 1024 + 64);
         out.extend_from_slice(b"{\"items\":[");
         for (n, &(i, _)) in items.iter().enumerate() {

@@ -305,29 +305,13 @@ impl BashService {
         if desc {
             items.reverse();
         }
-        let (items, next_page_id) = page(items, q.get("page_id"), limit, |e| e.id());
+        let (items, next_page_id) =
+            crate::extract::page(items, q.get("page_id"), limit, |e| e.id());
         Ok(BashEventPage {
             items,
             next_page_id,
         })
     }
-}
-
-/// A page of `items` starting at `page_id` (the first item's id); `next_page_id` is the id of
-/// the item after the page.
-pub fn page<T>(
-    items: Vec<T>,
-    page_id: Option<&str>,
-    limit: usize,
-    id: impl Fn(&T) -> &str,
-) -> (Vec<T>, Option<String>) {
-    let start = page_id
-        .and_then(|p| items.iter().position(|e| id(e) == p))
-        .unwrap_or(0);
-    let mut rest: Vec<T> = items.into_iter().skip(start).collect();
-    let next = rest.get(limit).map(|e| id(e).to_owned());
-    rest.truncate(limit);
-    (rest, next)
 }
 
 fn output_of(

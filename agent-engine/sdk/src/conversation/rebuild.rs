@@ -50,7 +50,7 @@ fn merge_stats(into: &mut ConversationStats, update: ConversationStats) {
 }
 
 /// Replays every state update of the log over the snapshot and sets the leaf.
-pub(super) fn replay(state: &mut ConversationState, events: &[Event]) {
+pub(super) fn rebuild(state: &mut ConversationState, events: &[Event]) {
     for e in events {
         if let Event::StateUpdate(u) = e {
             apply_update(state, &u.key, &u.value);

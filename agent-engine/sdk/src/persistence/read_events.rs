@@ -10,11 +10,11 @@ use tandem_protocol::Event;
 /// Below this many files one thread is faster than starting more.
 const PARALLEL_THRESHOLD: usize = 96;
 
-/// Most threads a replay uses (the machine may have more cores, the disk gains nothing).
+/// Most threads a read of the log uses (the machine may have more cores, the disk gains nothing).
 const MAX_THREADS: usize = 4;
 
 /// The events of a log's good prefix, and the first file that failed, if any.
-pub(crate) struct Replay {
+pub(crate) struct EventFiles {
     /// Events of `names[..events.len()]`, in order.
     pub events: Vec<Event>,
     /// The bytes of each of those files, in the same order.
@@ -24,7 +24,7 @@ pub(crate) struct Replay {
 }
 
 /// Reads and parses `dir/names[i]` for each `i` in order, stopping at the first failure.
-pub(crate) fn replay(dir: &Path, names: &[String]) -> Replay {
+pub(crate) fn read_events(dir: &Path, names: &[String]) -> EventFiles {
     let threads = if names.len() < PARALLEL_THRESHOLD {
         1
     } else {
@@ -33,23 +33,26 @@ pub(crate) fn replay(dir: &Path, names: &[String]) -> Replay {
             .clamp(1, MAX_THREADS)
     };
     if threads == 1 {
-        return replay_chunk(dir, names, 0);
+        return read_chunk(dir, names, 0);
     }
     let chunk = names.len().div_ceil(threads);
-    let parts: Vec<Replay> = std::thread::scope(|scope| {
+    let parts: Vec<EventFiles> = std::thread::scope(|scope| {
         let handles: Vec<_> = names
             .chunks(chunk)
             .enumerate()
             .skip(1)
-            .map(|(i, part)| scope.spawn(move || replay_chunk(dir, part, i * chunk)))
+            .map(|(i, part)| scope.spawn(move || read_chunk(dir, part, i * chunk)))
             .collect();
         // This thread takes the first chunk instead of idling.
-        let mut parts = vec![replay_chunk(dir, &names[..chunk.min(names.len())], 0)];
+        let mut parts = vec![read_chunk(dir, &names[..chunk.min(names.len())], 0)];
         for (i, handle) in handles.into_iter().enumerate() {
-            parts.push(handle.join().unwrap_or_else(|_| Replay {
+            parts.push(handle.join().unwrap_or_else(|_| EventFiles {
                 events: Vec::new(),
                 json: Vec::new(),
-                failure: Some(((i + 1) * chunk, "a replay thread panicked".to_owned())),
+                failure: Some((
+                    (i + 1) * chunk,
+                    "a thread reading the log panicked".to_owned(),
+                )),
             }));
         }
         parts
@@ -60,22 +63,22 @@ pub(crate) fn replay(dir: &Path, names: &[String]) -> Replay {
         events.extend(part.events);
         json.extend(part.json);
         if part.failure.is_some() {
-            return Replay {
+            return EventFiles {
                 events,
                 json,
                 failure: part.failure,
             };
         }
     }
-    Replay {
+    EventFiles {
         events,
         json,
         failure: None,
     }
 }
 
-/// Sequential replay of `names`, whose first element is file number `offset` of the log.
-fn replay_chunk(dir: &Path, names: &[String], offset: usize) -> Replay {
+/// Sequential read of `names`, whose first element is file number `offset` of the log.
+fn read_chunk(dir: &Path, names: &[String], offset: usize) -> EventFiles {
     let mut events = Vec::with_capacity(names.len());
     let mut json = Vec::with_capacity(names.len());
     let mut buf = Vec::with_capacity(64 * 1024);
@@ -92,7 +95,7 @@ fn replay_chunk(dir: &Path, names: &[String], offset: usize) -> Replay {
                 json.push(Arc::from(&buf[..]));
             }
             Err(e) => {
-                return Replay {
+                return EventFiles {
                     events,
                     json,
                     failure: Some((offset + i, e)),
@@ -100,7 +103,7 @@ fn replay_chunk(dir: &Path, names: &[String], offset: usize) -> Replay {
             }
         }
     }
-    Replay {
+    EventFiles {
         events,
         json,
         failure: None,

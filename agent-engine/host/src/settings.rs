@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::LlmConfig;
 
-use crate::config::{env, llm_from_env};
+use crate::env::{llm_from_env, var as env};
 
 /// The settings file's name inside `$TANDEM_HOME`.
 pub const SETTINGS_FILE: &str = "settings.json";
@@ -247,7 +247,7 @@ fn given(value: &Option<String>) -> Option<String> {
 
 /// The default LLM of an agent server (`tandem serve`'s `default` profile, the desktop's local
 /// backend): the environment's `LLM_MODEL`, `LLM_BASE_URL` and `LLM_API_KEY` as
-/// [`ServerConfig::from_env`](crate::ServerConfig::from_env) reads them, else
+/// `tandem_server::ServerConfig::from_env` reads them, else
 /// [`resolve_llm`] over the settings file. `None` when neither names a model.
 pub fn server_llm(settings: &SettingsFile) -> Result<Option<LlmConfig>, SettingsError> {
     match llm_from_env() {
