@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 use tandem_sandbox::{
-    BuildOptions, CancellationToken, DockerProvisioner, Progress, Running, SandboxError,
-    SandboxSpec, Supervisor, conversations_dir,
+    BuildOptions, CancellationToken, ConnectOptions, Progress, ProvisionerSource, Running,
+    SandboxError, SandboxSpec, Supervisor, conversations_dir,
 };
 use tokio::task::JoinHandle;
 
@@ -204,6 +204,9 @@ pub struct SandboxConfig {
     /// Run the agent as root inside the sandbox when the folder is owned by root (else such a
     /// folder is refused with the choices): the agent can then read the server's keys.
     pub allow_root: bool,
+    /// What starts the sandboxes: Docker by default; any [`tandem_sandbox::Provisioner`] plugs
+    /// in here with no other change (the tests give the in-memory fake).
+    pub provisioner: ProvisionerSource,
 }
 
 impl std::fmt::Debug for SandboxConfig {
@@ -219,6 +222,7 @@ impl std::fmt::Debug for SandboxConfig {
             .field("health_timeout", &self.health_timeout)
             .field("conversations_home", &self.conversations_home)
             .field("allow_root", &self.allow_root)
+            .field("provisioner", &self.provisioner)
             .finish()
     }
 }
@@ -242,6 +246,7 @@ impl SandboxConfig {
             health_timeout: None,
             conversations_home: tandem_host::settings::tandem_home().ok(),
             allow_root: false,
+            provisioner: ProvisionerSource::default(),
         }
     }
 }
@@ -469,7 +474,8 @@ impl Shared {
         }
     }
 
-    /// Connects to Docker and starts the sandbox (building its image first when missing).
+    /// Connects to the provisioner (Docker) and starts the sandbox (building its image first
+    /// when missing).
     async fn launch(
         &self,
         workspace: &str,
@@ -484,14 +490,14 @@ impl Shared {
                 ),
             });
         }
-        let mut docker = tokio::select! {
-            r = DockerProvisioner::connect() => r?,
+        let options = ConnectOptions {
+            health_timeout: self.config.health_timeout,
+        };
+        let provisioner = tokio::select! {
+            r = self.config.provisioner.get(&options) => r?,
             () = cancel.cancelled() => return Err(SandboxError::Cancelled.into()),
         };
-        if let Some(t) = self.config.health_timeout {
-            docker = docker.with_health_timeout(t);
-        }
-        let sandboxes = Supervisor::new(Arc::new(docker.clone()));
+        let sandboxes = Supervisor::new(provisioner);
         // What an earlier sandbox of this app left (a removal that timed out).
         sandboxes.sweep(true).await;
         let mut spec = SandboxSpec::new(&dir);
@@ -522,7 +528,7 @@ impl Shared {
                 let mut opts = BuildOptions::new(binary);
                 opts.tag = image;
                 tokio::select! {
-                    r = docker.build(&opts, &progress) => r?,
+                    r = sandboxes.build_image(&opts, &progress) => r?,
                     () = cancel.cancelled() => return Err(SandboxError::Cancelled.into()),
                 };
                 Ok(sandboxes.start(&spec, &progress, cancel).await?)

@@ -7,3 +7,4 @@ mod inner;
 mod keyring;
 mod local_backend;
 mod sandbox_backend;
+mod sandbox_provisioner;

@@ -1,14 +1,14 @@
-//! `tandem sandbox build|start|stop|ls|logs` and `tandem run --sandbox docker`: the Docker
-//! sandbox (`tandem_sandbox`) from the command line. Progress goes to stderr; what a script
-//! reads (the build report, the started sandbox, the list) is JSON on stdout, a line each.
+//! `tandem sandbox build|start|stop|ls|logs` and `tandem run --sandbox docker`: sandboxes
+//! (`tandem_sandbox`, through its `Provisioner` trait: Docker today) from the command line.
+//! Progress goes to stderr; what a script reads (the build report, the started sandbox, the
+//! list) is JSON on stdout, a line each.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use tandem_sandbox::{
-    BASE_IMAGE, BuildOptions, CancellationToken, DockerProvisioner, Exit, IMAGE, Progress, Running,
-    SandboxSpec, Supervisor, conversations_dir, forwarded_env, rewrite_loopback,
+    BASE_IMAGE, BuildOptions, CancellationToken, ConnectOptions, Exit, IMAGE, Progress, Running,
+    SandboxSpec, Supervisor, conversations_dir, forwarded_env,
 };
 
 use crate::remote::{self, RemoteFlags, RunRequest};
@@ -182,8 +182,10 @@ fn show_progress(p: Progress) {
     }
 }
 
-async fn provisioner() -> Result<DockerProvisioner> {
-    Ok(DockerProvisioner::connect().await?)
+/// The sandboxes of kind `kind` (`docker`, or another of [`tandem_sandbox::PROVISIONERS`]).
+async fn sandboxes_of(kind: &str) -> Result<Supervisor> {
+    let provisioner = tandem_sandbox::connect(kind, &ConnectOptions::default()).await?;
+    Ok(Supervisor::new(provisioner))
 }
 
 /// How long a run that failed waits for Docker to say whether its sandbox died under it.
@@ -205,8 +207,7 @@ pub async fn command(cmd: SandboxCmd) -> Result<u8> {
 }
 
 async fn run_command(cmd: SandboxCmd) -> Result<()> {
-    let docker = provisioner().await?;
-    let sandboxes = Supervisor::new(Arc::new(docker.clone()));
+    let sandboxes = sandboxes_of("docker").await?;
     match cmd {
         SandboxCmd::Build {
             base,
@@ -224,7 +225,7 @@ async fn run_command(cmd: SandboxCmd) -> Result<()> {
                 tag,
                 no_cache,
             };
-            let report = docker.build(&opts, &show_progress).await?;
+            let report = sandboxes.build_image(&opts, &show_progress).await?;
             eprintln!(
                 "· built {} ({:.0} MB) in {:.1} s{}",
                 report.tag,
@@ -249,9 +250,8 @@ async fn run_command(cmd: SandboxCmd) -> Result<()> {
             let mut spec = limits.spec(workspace, image, port)?;
             // It outlives this command: `tandem sandbox stop` removes it.
             spec.owned_by_this_process = false;
-            if docker.bridged().await
-                && let Some((_, url)) = spec.env.iter().find(|(k, _)| k == "LLM_BASE_URL")
-                && let Some(to) = rewrite_loopback(url)
+            if let Some((_, url)) = spec.env.iter().find(|(k, _)| k == "LLM_BASE_URL")
+                && let Some(to) = sandboxes.url_inside(url).await
             {
                 // The provisioner rewrites it in the server's settings; said here.
                 eprintln!(
@@ -294,9 +294,6 @@ pub async fn run(
     mut req: RunRequest<'_>,
     settings: &SettingsFile,
 ) -> Result<u8> {
-    if kind != "docker" {
-        bail!("unknown --sandbox `{kind}`: the only sandbox is `docker`");
-    }
     if req.task.trim().is_empty() {
         bail!("the task is empty: say what the agent should do");
     }
@@ -311,8 +308,8 @@ pub async fn run(
         .filter(|i| !i.trim().is_empty())
         .unwrap_or_else(|| IMAGE.to_owned());
     let mut spec = limits.spec(workspace.clone(), image, None)?;
-    let docker = match provisioner().await {
-        Ok(d) => Arc::new(d),
+    let sandboxes = match sandboxes_of(kind).await {
+        Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e:#}");
             return Ok(1);
@@ -340,23 +337,21 @@ pub async fn run(
         spec.env.push(("LLM_API_KEY".to_owned(), key));
     }
     let mut bridged_flags = None;
-    if docker.bridged().await {
-        let base = req
-            .llm
-            .base_url
-            .clone()
-            .or_else(|| std::env::var("LLM_BASE_URL").ok())
-            .or_else(|| settings.llm.base_url.clone());
-        if let Some((from, to)) = base.and_then(|b| rewrite_loopback(&b).map(|r| (b, r))) {
-            eprintln!(
-                "· bridge network: the sandbox reaches the LLM at {from} as {to} (host-gateway)"
-            );
-            let mut flags = req.llm.clone();
-            flags.base_url = Some(to.clone());
-            spec.env.retain(|(k, _)| k != "LLM_BASE_URL");
-            spec.env.push(("LLM_BASE_URL".to_owned(), to));
-            bridged_flags = Some(flags);
-        }
+    let base = req
+        .llm
+        .base_url
+        .clone()
+        .or_else(|| std::env::var("LLM_BASE_URL").ok())
+        .or_else(|| settings.llm.base_url.clone());
+    if let Some(from) = base
+        && let Some(to) = sandboxes.url_inside(&from).await
+    {
+        eprintln!("· bridge network: the sandbox reaches the LLM at {from} as {to} (host-gateway)");
+        let mut flags = req.llm.clone();
+        flags.base_url = Some(to.clone());
+        spec.env.retain(|(k, _)| k != "LLM_BASE_URL");
+        spec.env.push(("LLM_BASE_URL".to_owned(), to));
+        bridged_flags = Some(flags);
     }
     let mut req = match &bridged_flags {
         Some(flags) => RunRequest {
@@ -369,7 +364,6 @@ pub async fn run(
         },
         None => req,
     };
-    let sandboxes = Supervisor::new(docker);
     // A second Ctrl-C quits at once: the start under way is cancelled and whatever this run
     // created is removed first.
     let quitting = sandboxes.clone();

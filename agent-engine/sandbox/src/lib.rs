@@ -9,13 +9,22 @@
 //! with the workspace mounted, waits for the server inside to answer `/health`, and removes it
 //! again. A Kubernetes or remote-VM provisioner implements the same trait and hands back the
 //! same [`Sandbox`] (a URL and a session key), so neither the UI nor the protocol changes.
+//!
+//! Hosts never name a provisioner's type: they get one through [`ProvisionerSource`] (a kind by
+//! name, [`connect`]ed here, or one given ready-made), and everything else goes through the
+//! trait. A new kind is a new arm of [`connect`]; the CLI, the desktop and the UI stay as they
+//! are. The `fake` feature exports [`fake::Fake`], an in-memory provisioner for hosts' tests.
 
 mod docker;
 mod error;
+#[cfg(any(test, feature = "fake"))]
+pub mod fake;
 mod limits;
 mod supervisor;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 
@@ -267,6 +276,76 @@ pub struct Exit {
     pub reason: String,
 }
 
+/// The kinds of sandbox [`connect`] knows, by the name `tandem run --sandbox KIND` takes.
+pub const PROVISIONERS: &[&str] = &["docker"];
+
+/// How a host wants its provisioner set up.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    /// How long a started sandbox's server may take to answer (the provisioner's own default
+    /// when none).
+    pub health_timeout: Option<Duration>,
+}
+
+/// The provisioner of kind `kind` (one of [`PROVISIONERS`]), connected to what runs its
+/// sandboxes (for Docker: the daemon at `DOCKER_HOST`, else the local socket).
+pub async fn connect(
+    kind: &str,
+    options: &ConnectOptions,
+) -> Result<Arc<dyn Provisioner>, SandboxError> {
+    match kind {
+        "docker" => {
+            let mut docker = DockerProvisioner::connect().await?;
+            if let Some(t) = options.health_timeout {
+                docker = docker.with_health_timeout(t);
+            }
+            Ok(Arc::new(docker))
+        }
+        other => Err(SandboxError::Invalid(format!(
+            "unknown sandbox `{other}`: Tandem has {}",
+            PROVISIONERS.join(", ")
+        ))),
+    }
+}
+
+/// Where a host gets its provisioner: a kind [`connect`]ed when a sandbox is wanted (what the
+/// CLI and the desktop use), or one made elsewhere (a test's fake, an embedder's own).
+#[derive(Clone)]
+pub enum ProvisionerSource {
+    /// A kind of [`PROVISIONERS`].
+    Kind(String),
+    /// A provisioner ready to use.
+    Given(Arc<dyn Provisioner>),
+}
+
+impl Default for ProvisionerSource {
+    fn default() -> Self {
+        Self::Kind("docker".to_owned())
+    }
+}
+
+impl std::fmt::Debug for ProvisionerSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Kind(k) => f.debug_tuple("Kind").field(k).finish(),
+            Self::Given(_) => f.write_str("Given(..)"),
+        }
+    }
+}
+
+impl ProvisionerSource {
+    /// The provisioner: connected now for a kind, the given one as it is.
+    pub async fn get(
+        &self,
+        options: &ConnectOptions,
+    ) -> Result<Arc<dyn Provisioner>, SandboxError> {
+        match self {
+            Self::Kind(kind) => connect(kind, options).await,
+            Self::Given(p) => Ok(Arc::clone(p)),
+        }
+    }
+}
+
 /// A kind of sandbox: Docker now; Kubernetes (one pod per sandbox, the same image) or a
 /// remote VM later, behind the same steps. The [`Supervisor`] drives them: it starts a sandbox
 /// step by step (so a cancelled start always knows what to remove), watches it with
@@ -294,6 +373,18 @@ pub trait Provisioner: Send + Sync {
     /// Removes leftovers: sandboxes whose owning process is gone, and with `mine` also those
     /// this process owns. Failures are logged, never in the way.
     fn sweep(&self, mine: bool) -> BoxFuture<'_, ()>;
+    /// Makes the image `opts.tag` from the tandem binary `opts.binary`, for a start that found
+    /// it missing ([`SandboxError::ImageMissing`]). A kind whose images come from elsewhere (a
+    /// registry) answers with what to do instead.
+    fn build_image<'a>(
+        &'a self,
+        opts: &'a BuildOptions,
+        progress: OnProgress<'a>,
+    ) -> BoxFuture<'a, Result<BuildReport, SandboxError>>;
+    /// The URL a sandbox uses for `url`, an address of this machine (a local LLM): `None` when
+    /// it reaches it as it is (Docker's host network), else the address it is reached at from
+    /// inside (Docker's bridge: the host gateway).
+    fn url_inside<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<String>>;
 }
 
 #[cfg(test)]

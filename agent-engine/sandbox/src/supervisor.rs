@@ -30,8 +30,6 @@ use crate::{
 };
 
 #[cfg(test)]
-mod fake;
-#[cfg(test)]
 mod tests;
 
 /// Starts, watches and removes sandboxes through one [`Provisioner`]. Cheap to clone (clones
@@ -184,6 +182,21 @@ impl Supervisor {
     /// The last `tail` lines of a sandbox's output.
     pub async fn logs(&self, id: &str, tail: usize) -> Result<String, SandboxError> {
         self.shared.provisioner.logs(id, tail).await
+    }
+
+    /// Makes the image `opts.tag` (see [`Provisioner::build_image`]).
+    pub async fn build_image(
+        &self,
+        opts: &crate::BuildOptions,
+        progress: OnProgress<'_>,
+    ) -> Result<crate::BuildReport, SandboxError> {
+        self.shared.provisioner.build_image(opts, progress).await
+    }
+
+    /// The URL a sandbox uses for `url` of this machine, when it differs (see
+    /// [`Provisioner::url_inside`]).
+    pub async fn url_inside(&self, url: &str) -> Option<String> {
+        self.shared.provisioner.url_inside(url).await
     }
 
     /// Removes the sandboxes dead processes left behind, and with `mine` also every sandbox

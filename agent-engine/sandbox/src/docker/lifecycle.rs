@@ -9,7 +9,10 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 
 use super::{DockerProvisioner, short};
-use crate::{Created, Exit, Provisioner, Sandbox, SandboxError, SandboxInfo, SandboxSpec};
+use crate::{
+    BuildOptions, BuildReport, Created, Exit, OnProgress, Provisioner, Sandbox, SandboxError,
+    SandboxInfo, SandboxSpec,
+};
 
 /// How often `/health` is asked while a sandbox comes up (its server, not Docker).
 const HEALTH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
@@ -113,6 +116,24 @@ impl Provisioner for DockerProvisioner {
             self.clean_leftovers().await;
             if mine {
                 self.remove_owned_by_this_process().await;
+            }
+        })
+    }
+
+    fn build_image<'a>(
+        &'a self,
+        opts: &'a BuildOptions,
+        progress: OnProgress<'a>,
+    ) -> BoxFuture<'a, Result<BuildReport, SandboxError>> {
+        Box::pin(self.build(opts, progress))
+    }
+
+    fn url_inside<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            if self.bridged().await {
+                crate::rewrite_loopback(url)
+            } else {
+                None
             }
         })
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::Supervisor;
-use super::fake::{Fake, Step};
+use crate::fake::{Fake, Step};
 use crate::{Progress, SandboxError, SandboxSpec};
 
 /// A deadline only as an "it happened at all" guard, never a speed check.

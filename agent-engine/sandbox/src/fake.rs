@@ -1,40 +1,44 @@
-//! A provisioner for the supervisor's tests, without Docker: its sandboxes are entries in a
+//! A provisioner without Docker, for the supervisor's tests and (feature `fake`) for hosts'
+//! tests, which show that any provisioner plugs in through [`ProvisionerSource::Given`]: its sandboxes are entries in a
 //! map, each step can be held at (to cancel, drop or race a start there), made to fail, and a
 //! sandbox can be made to die with an exit code.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
 use tokio::sync::{Semaphore, watch};
 
-use crate::{Created, Exit, Provisioner, Sandbox, SandboxError, SandboxInfo, SandboxSpec};
+use crate::{
+    BuildOptions, BuildReport, Created, Exit, OnProgress, Provisioner, ProvisionerSource, Sandbox,
+    SandboxError, SandboxInfo, SandboxSpec,
+};
 
 /// A step of a start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Step {
+pub enum Step {
     Create,
     Start,
     Ready,
 }
 
 /// A step held open: calls arriving there wait until it is released.
-pub(super) struct Gate {
+pub struct Gate {
     arrived: Semaphore,
     open: watch::Sender<bool>,
 }
 
 impl Gate {
     /// Waits until one more call arrived at the step.
-    pub(super) async fn reached(&self) {
+    pub async fn reached(&self) {
         if let Ok(p) = self.arrived.acquire().await {
             p.forget();
         }
     }
 
     /// Lets every call waiting at the step (and later ones) through.
-    pub(super) fn release(&self) {
+    pub fn release(&self) {
         self.open.send_replace(true);
     }
 
@@ -75,14 +79,19 @@ impl Drop for CreateInFlight<'_> {
 
 /// The fake provisioner.
 #[derive(Default)]
-pub(super) struct Fake {
+pub struct Fake {
     state: Mutex<State>,
     dropped_creates: AtomicU32,
     creates: AtomicU32,
+    /// Creates answer [`SandboxError::ImageMissing`] until an image is built.
+    image_missing: AtomicBool,
+    builds: AtomicU32,
+    /// Sandboxes reach this machine's loopback through a gateway, as on Docker's bridge.
+    bridged: AtomicBool,
 }
 
 impl Fake {
-    pub(super) fn new() -> Arc<Self> {
+    pub fn new() -> Arc<Self> {
         Arc::default()
     }
 
@@ -90,8 +99,28 @@ impl Fake {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// This fake as a host takes a provisioner.
+    pub fn source(self: &Arc<Self>) -> ProvisionerSource {
+        ProvisionerSource::Given(Arc::clone(self) as Arc<dyn Provisioner>)
+    }
+
+    /// Creates fail with [`SandboxError::ImageMissing`] until [`Provisioner::build_image`].
+    pub fn without_image(&self) {
+        self.image_missing.store(true, Ordering::SeqCst);
+    }
+
+    /// How many images were built.
+    pub fn builds(&self) -> u32 {
+        self.builds.load(Ordering::SeqCst)
+    }
+
+    /// Sandboxes reach a loopback URL of this machine as `host.docker.internal`.
+    pub fn bridged(&self) {
+        self.bridged.store(true, Ordering::SeqCst);
+    }
+
     /// Holds `step` until the gate answered is released.
-    pub(super) fn hold(&self, step: Step) -> Arc<Gate> {
+    pub fn hold(&self, step: Step) -> Arc<Gate> {
         let gate = Arc::new(Gate {
             arrived: Semaphore::new(0),
             open: watch::channel(false).0,
@@ -103,19 +132,19 @@ impl Fake {
     }
 
     /// Makes `step` fail with `message`.
-    pub(super) fn fail(&self, step: Step, message: &str) {
+    pub fn fail(&self, step: Step, message: &str) {
         self.lock()
             .steps
             .insert(step, Behaviour::Fail(message.to_owned()));
     }
 
     /// Lets `step` pass again.
-    pub(super) fn pass(&self, step: Step) {
+    pub fn pass(&self, step: Step) {
         self.lock().steps.remove(&step);
     }
 
     /// Sandbox `id` stops with `code`, as a killed container does.
-    pub(super) fn kill(&self, id: &str, code: i64) {
+    pub fn kill(&self, id: &str, code: i64) {
         let mut state = self.lock();
         if let Some(s) = state.sandboxes.get_mut(id) {
             s.running = false;
@@ -127,17 +156,17 @@ impl Fake {
     }
 
     /// The ids of every sandbox that exists, any state.
-    pub(super) fn sandboxes(&self) -> Vec<String> {
+    pub fn sandboxes(&self) -> Vec<String> {
         self.lock().sandboxes.keys().cloned().collect()
     }
 
     /// How many creates were dropped before they answered.
-    pub(super) fn dropped_creates(&self) -> u32 {
+    pub fn dropped_creates(&self) -> u32 {
         self.dropped_creates.load(Ordering::SeqCst)
     }
 
     /// How many creates were asked for.
-    pub(super) fn creates(&self) -> u32 {
+    pub fn creates(&self) -> u32 {
         self.creates.load(Ordering::SeqCst)
     }
 
@@ -158,6 +187,12 @@ impl Provisioner for Fake {
         Box::pin(async move {
             self.creates.fetch_add(1, Ordering::SeqCst);
             let mut in_flight = CreateInFlight(&self.dropped_creates, false);
+            if self.image_missing.load(Ordering::SeqCst) {
+                in_flight.1 = true;
+                return Err(SandboxError::ImageMissing {
+                    image: spec.image.clone(),
+                });
+            }
             if !spec.workspace.is_dir() {
                 in_flight.1 = true;
                 return Err(SandboxError::Invalid(format!(
@@ -284,5 +319,30 @@ impl Provisioner for Fake {
 
     fn sweep(&self, _mine: bool) -> BoxFuture<'_, ()> {
         Box::pin(async {})
+    }
+
+    fn build_image<'a>(
+        &'a self,
+        opts: &'a BuildOptions,
+        progress: OnProgress<'a>,
+    ) -> BoxFuture<'a, Result<BuildReport, SandboxError>> {
+        Box::pin(async move {
+            progress(crate::Progress::Building(format!("building {}", opts.tag)));
+            self.builds.fetch_add(1, Ordering::SeqCst);
+            self.image_missing.store(false, Ordering::SeqCst);
+            Ok(BuildReport {
+                tag: opts.tag.clone(),
+                image_id: format!("sha256:fake-{}", opts.tag),
+                size_bytes: 0,
+                cached: false,
+                base_built: false,
+                seconds: 0.0,
+            })
+        })
+    }
+
+    fn url_inside<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<String>> {
+        let bridged = self.bridged.load(Ordering::SeqCst);
+        Box::pin(async move { bridged.then(|| crate::rewrite_loopback(url)).flatten() })
     }
 }
