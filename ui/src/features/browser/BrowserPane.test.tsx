@@ -1,13 +1,13 @@
 import { act, fireEvent, render, screen } from "@testing-library/react";
 import { beforeEach, describe, expect, it } from "vitest";
+import { FakeSocket, fakeSocket } from "../../api/fakeSocket";
 import { BrowserPane, normaliseUrl } from "./BrowserPane";
-import { agentState, FakeSocket, jpegFrame } from "./fakeSocket";
+import { agentState, jpegFrame } from "./testFrames";
 
 const backend = { baseUrl: "http://127.0.0.1:8000", key: "sk-1" };
-const factory = (url: string) => new FakeSocket(url);
 
 function renderPane() {
-  render(<BrowserPane backend={backend} conversationId="c1" socketFactory={factory} />);
+  render(<BrowserPane backend={backend} conversationId="c1" socketFactory={fakeSocket} />);
   const ws = FakeSocket.last();
   act(() => ws.open());
   return ws;

@@ -2,7 +2,7 @@
 // address and tabs, who drives, and the person's Take control / Hand back (with a note the
 // agent reads). A handoff request from the agent is the banner at the top.
 import { useEffect, useState, type ReactNode } from "react";
-import type { SocketFactory } from "../../api/eventStream";
+import type { SocketFactory } from "../../api/socket";
 import type { Backend } from "../backends/backendStore";
 import { LiveView } from "./LiveView";
 import type { BrowserConn } from "./session";

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { agentState, FakeSocket, jpegFrame } from "./fakeSocket";
+import { FakeSocket, fakeSocket } from "../../api/fakeSocket";
+import { agentState, jpegFrame } from "./testFrames";
 import { BrowserSession, type BrowserSnapshot } from "./session";
 import type { BrowserFrame } from "./wire";
 
@@ -12,7 +13,7 @@ function setup(key: string | null = "sk-1") {
     conversationId: "c 1",
     onChange: (s) => snaps.push(s),
     onFrame: (f) => frames.push(f),
-    socketFactory: (url) => new FakeSocket(url),
+    socketFactory: fakeSocket,
     backoffMs: (n) => 100 * n,
   });
   session.start();

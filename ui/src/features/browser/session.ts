@@ -1,11 +1,12 @@
-// The live view's socket (`/sockets/browser/{id}`) as a small state machine, free of React so it
-// can be tested with a fake socket: first-frame auth, state and frames in, the person's input
-// out (only while the person drives), refusals shown, reconnect with backoff.
+// The live view's socket (`/sockets/browser/{id}`, an `AuthedSocket`: first-frame auth, reconnect
+// with backoff) as a small state machine, free of React so it can be tested with the fake
+// socket: state and frames in, the person's input out (only while the person drives), refusals
+// shown.
 //
 // Close codes: 4001 the key was refused; 4004 the conversation is unknown, or (after an error
 // frame, before any state) it has no browser tools. Neither is retried: retrying cannot help.
 import { socketUrl } from "../../api/client";
-import type { SocketFactory, SocketLike } from "../../api/eventStream";
+import { AuthedSocket, CLOSE_NOT_FOUND, CLOSE_UNAUTHORIZED, closeReason, type SocketClose, type SocketFactory } from "../../api/socket";
 import { INPUT_FRAMES, parseServerFrame, toWire, type BrowserFrame, type BrowserState, type ClientFrame } from "./wire";
 
 export type BrowserConn =
@@ -39,35 +40,39 @@ export interface BrowserSessionOptions {
   backoffMs?: (attempt: number) => number;
 }
 
-const defaultBackoff = (n: number) => Math.min(10_000, 500 * 2 ** Math.min(n - 1, 5));
-const browserSocket: SocketFactory = (url) => new WebSocket(url) as unknown as SocketLike;
-const OPEN = 1;
-
 export class BrowserSession {
-  private socket: SocketLike | null = null;
-  private stopped = false;
-  private attempt = 0;
-  private retryTimer: ReturnType<typeof setTimeout> | null = null;
-  private generation = 0;
+  private readonly socket: AuthedSocket;
   private snap: BrowserSnapshot = { conn: { status: "connecting", attempt: 1 }, state: null, frameSize: null, error: null };
+  /** The current connection's error frame before any state (then 4004: no browser tools). */
+  private refusedAtStart: string | null = null;
+  private sawState = false;
 
-  constructor(private readonly o: BrowserSessionOptions) {}
+  constructor(private readonly o: BrowserSessionOptions) {
+    this.socket = new AuthedSocket({
+      url: socketUrl(o.baseUrl, `/sockets/browser/${encodeURIComponent(o.conversationId)}`),
+      sessionKey: o.sessionKey,
+      socketFactory: o.socketFactory,
+      backoffMs: o.backoffMs,
+      onConnecting: (attempt) => {
+        this.refusedAtStart = null;
+        this.sawState = false;
+        this.update({ conn: { status: "connecting", attempt } });
+      },
+      onMessage: (data) => this.onFrame(data),
+      onClose: (c) => this.onClose(c),
+    });
+  }
 
   get snapshot(): BrowserSnapshot {
     return this.snap;
   }
 
   start(): void {
-    this.stopped = false;
-    this.connect();
+    this.socket.connect();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.generation++;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    this.dropSocket("client closed");
+    this.socket.close(1000, "client closed");
     this.update({ conn: { status: "closed" } });
   }
 
@@ -97,10 +102,8 @@ export class BrowserSession {
   }
 
   private sendRaw(frame: ClientFrame): boolean {
-    const s = this.socket;
-    if (!s || s.readyState !== OPEN || this.snap.conn.status !== "open") return false;
-    s.send(JSON.stringify(toWire(frame)));
-    return true;
+    if (this.snap.conn.status !== "open") return false;
+    return this.socket.sendJson(toWire(frame));
   }
 
   private update(patch: Partial<BrowserSnapshot>): void {
@@ -108,95 +111,43 @@ export class BrowserSession {
     this.o.onChange(this.snap);
   }
 
-  private dropSocket(reason: string): void {
-    const s = this.socket;
-    this.socket = null;
-    if (s) {
-      s.onclose = null;
-      s.onmessage = null;
-      s.onerror = null;
-      s.onopen = null;
-      s.close(1000, reason);
-    }
-  }
-
-  private connect(): void {
-    const gen = ++this.generation;
-    this.attempt++;
-    this.update({ conn: { status: "connecting", attempt: this.attempt } });
-    const url = socketUrl(this.o.baseUrl, `/sockets/browser/${encodeURIComponent(this.o.conversationId)}`);
-    let socket: SocketLike;
-    try {
-      socket = (this.o.socketFactory ?? browserSocket)(url);
-    } catch (e) {
-      this.scheduleReconnect(e instanceof Error ? e.message : "cannot open the socket");
+  private onFrame(data: unknown): void {
+    const f = parseServerFrame(data);
+    if (!f) return;
+    if (f.type === "error") {
+      if (!this.sawState) this.refusedAtStart = f.message;
+      this.update({ error: f.message });
       return;
     }
-    this.socket = socket;
-    // An error frame before any state, then 4004: the conversation has no browser tools.
-    let refusedAtStart: string | null = null;
-    let sawState = false;
-
-    socket.onopen = () => {
-      // First-frame auth: the key never appears in a URL.
-      if (this.o.sessionKey) socket.send(JSON.stringify({ type: "auth", session_api_key: this.o.sessionKey }));
-    };
-    socket.onmessage = (msg) => {
-      if (gen !== this.generation) return;
-      const f = parseServerFrame(msg.data);
-      if (!f) return;
-      if (f.type === "error") {
-        if (!sawState) refusedAtStart = f.message;
-        this.update({ error: f.message });
-        return;
-      }
-      // Anything but an error proves the server took our auth.
-      const opened = this.snap.conn.status !== "open";
-      if (opened) this.attempt = 0;
-      if (f.type === "state") {
-        sawState = true;
-        const { type: _t, ...state } = f;
-        const driverChanged = this.snap.state?.driver !== state.driver;
-        this.update({ state, ...(opened ? { conn: { status: "open" } as const } : {}), ...(driverChanged ? { error: null } : {}) });
-        return;
-      }
-      const { type: _t, ...frame } = f;
-      const size = this.snap.frameSize;
-      if (opened || !size || size.width !== frame.width || size.height !== frame.height) {
-        this.update({ frameSize: { width: frame.width, height: frame.height }, ...(opened ? { conn: { status: "open" } as const } : {}) });
-      }
-      this.o.onFrame?.(frame);
-    };
-    socket.onerror = () => {
-      // onclose follows with the code.
-    };
-    socket.onclose = (ev) => {
-      if (gen !== this.generation) return;
-      this.socket = null;
-      if (this.stopped) return;
-      if (ev.code === 4001) {
-        this.update({ conn: { status: "unauthorized" } });
-        return;
-      }
-      if (ev.code === 4004) {
-        this.update(
-          refusedAtStart !== null
-            ? { conn: { status: "no_browser_tools", message: refusedAtStart }, error: null }
-            : { conn: { status: "not_found" } },
-        );
-        return;
-      }
-      this.scheduleReconnect(ev.reason || `socket closed (${ev.code})`);
-    };
+    // Anything but an error proves the server took our auth.
+    const opened = this.snap.conn.status !== "open";
+    if (opened) this.socket.resetBackoff();
+    if (f.type === "state") {
+      this.sawState = true;
+      const { type: _t, ...state } = f;
+      const driverChanged = this.snap.state?.driver !== state.driver;
+      this.update({ state, ...(opened ? { conn: { status: "open" } as const } : {}), ...(driverChanged ? { error: null } : {}) });
+      return;
+    }
+    const { type: _t, ...frame } = f;
+    const size = this.snap.frameSize;
+    if (opened || !size || size.width !== frame.width || size.height !== frame.height) {
+      this.update({ frameSize: { width: frame.width, height: frame.height }, ...(opened ? { conn: { status: "open" } as const } : {}) });
+    }
+    this.o.onFrame?.(frame);
   }
 
-  private scheduleReconnect(reason: string): void {
-    if (this.stopped) return;
-    const wait = (this.o.backoffMs ?? defaultBackoff)(Math.max(1, this.attempt));
-    this.update({ conn: { status: "lost", retryInMs: wait, reason } });
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      if (!this.stopped) this.connect();
-    }, wait);
+  private onClose(c: SocketClose): void {
+    if (c.code === CLOSE_UNAUTHORIZED) {
+      this.update({ conn: { status: "unauthorized" } });
+    } else if (c.code === CLOSE_NOT_FOUND) {
+      this.update(
+        this.refusedAtStart !== null
+          ? { conn: { status: "no_browser_tools", message: this.refusedAtStart }, error: null }
+          : { conn: { status: "not_found" } },
+      );
+    } else if (c.retryInMs !== null) {
+      this.update({ conn: { status: "lost", retryInMs: c.retryInMs, reason: closeReason(c) } });
+    }
   }
 }

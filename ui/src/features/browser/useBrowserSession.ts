@@ -2,7 +2,7 @@
 // into the <img> (`attachImage`), so a 25 fps screencast does not re-render the pane; the
 // snapshot (state, connection, refusals) changes rarely and is React state.
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { SocketFactory } from "../../api/eventStream";
+import type { SocketFactory } from "../../api/socket";
 import type { Backend } from "../backends/backendStore";
 import { BrowserSession, type BrowserSnapshot } from "./session";
 import { frameSrc, type BrowserFrame } from "./wire";
