@@ -1,15 +1,16 @@
 import { act, fireEvent, render, screen } from "@testing-library/react";
 import { beforeEach, describe, expect, it } from "vitest";
+import { FakeSocket, fakeSocket } from "../../api/fakeSocket";
 import { DesktopPane } from "./DesktopPane";
-import { FakeRfb, loadFakeRfb, VncSocket, vncSocket } from "./fakes";
+import { FakeRfb, loadFakeRfb } from "./fakeRfb";
 
 const backend = { baseUrl: "http://127.0.0.1:8000", key: "sk-1" };
 
 async function renderPane() {
   await act(async () => {
-    render(<DesktopPane backend={backend} conversationId="c1" loadRfb={loadFakeRfb} socketFactory={vncSocket} />);
+    render(<DesktopPane backend={backend} conversationId="c1" loadRfb={loadFakeRfb} socketFactory={fakeSocket} />);
   });
-  return { ws: VncSocket.last(), rfb: FakeRfb.last() };
+  return { ws: FakeSocket.last(), rfb: FakeRfb.last() };
 }
 
 async function connected() {
@@ -25,7 +26,7 @@ const takeControl = () => screen.getByRole("button", { name: "Take control" });
 
 describe("DesktopPane", () => {
   beforeEach(() => {
-    VncSocket.all = [];
+    FakeSocket.all = [];
     FakeRfb.all = [];
   });
 
@@ -70,8 +71,8 @@ describe("DesktopPane", () => {
     const { ws } = await renderPane();
     act(() => {
       ws.open();
-      ws.text({ type: "error", message: "This server has no desktop (TANDEM_VNC_ADDR is not set)" });
-      ws.end(4004);
+      ws.frame({ type: "error", message: "This server has no desktop (TANDEM_VNC_ADDR is not set)" });
+      ws.drop(4004);
     });
     const note = screen.getByRole("note");
     expect(note.textContent).toContain("This server has no desktop. Only a Docker sandbox has one.");
@@ -81,15 +82,15 @@ describe("DesktopPane", () => {
 
   it("gives the reason it disconnected and reconnects on request", async () => {
     const { ws } = await connected();
-    act(() => ws.end(1000, "The desktop's VNC server closed the connection"));
+    act(() => ws.drop(1000, "The desktop's VNC server closed the connection"));
     expect(screen.getByRole("alert").textContent).toBe("Disconnected: The desktop's VNC server closed the connection");
     expect(takeControl()).toHaveProperty("disabled", true);
     await act(async () => {
       fireEvent.click(screen.getByRole("button", { name: "Reconnect" }));
     });
-    expect(VncSocket.all).toHaveLength(2);
+    expect(FakeSocket.all).toHaveLength(2);
     act(() => {
-      VncSocket.last().open();
+      FakeSocket.last().open();
       FakeRfb.last().emit("connect", {});
     });
     expect(screen.queryByRole("alert")).toBeNull();
@@ -99,15 +100,15 @@ describe("DesktopPane", () => {
   it("closes its connection when it unmounts, and opens none if it goes before noVNC loads", async () => {
     let pane: ReturnType<typeof render> | null = null;
     await act(async () => {
-      pane = render(<DesktopPane backend={backend} conversationId="c1" loadRfb={loadFakeRfb} socketFactory={vncSocket} />);
+      pane = render(<DesktopPane backend={backend} conversationId="c1" loadRfb={loadFakeRfb} socketFactory={fakeSocket} />);
     });
     act(() => pane?.unmount());
-    expect(VncSocket.last().closedWith).toBe(1000);
+    expect(FakeSocket.last().closed).toBe(1000);
     expect(FakeRfb.last().disconnected).toBe(true);
 
     await act(async () => {
-      render(<DesktopPane backend={backend} conversationId="c2" loadRfb={loadFakeRfb} socketFactory={vncSocket} />).unmount();
+      render(<DesktopPane backend={backend} conversationId="c2" loadRfb={loadFakeRfb} socketFactory={fakeSocket} />).unmount();
     });
-    expect(VncSocket.all).toHaveLength(1);
+    expect(FakeSocket.all).toHaveLength(1);
   });
 });

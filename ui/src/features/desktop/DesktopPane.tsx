@@ -3,8 +3,8 @@
 // an honest status, and Reconnect once it ends (no automatic retry: a desktop that went away
 // rarely comes back by itself).
 import { useCallback, useEffect, useRef, useState } from "react";
+import type { SocketFactory } from "../../api/socket";
 import type { Backend } from "../backends/backendStore";
-import type { RawSocket } from "./channel";
 import { DesktopSession, type DesktopConn, type DesktopSnapshot, type RfbFactory } from "./session";
 
 /** noVNC, loaded when a Desktop pane first opens (ESM with top-level await; kept out of start-up). */
@@ -31,7 +31,7 @@ export interface DesktopPaneProps {
   conversationId: string;
   /** Tests put a fake noVNC and socket here. */
   loadRfb?: () => Promise<RfbFactory>;
-  socketFactory?: (url: string) => RawSocket;
+  socketFactory?: SocketFactory;
 }
 
 export function DesktopPane({ backend, conversationId, loadRfb = loadNoVnc, socketFactory }: DesktopPaneProps) {

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
+import { FakeSocket, fakeSocket } from "../../api/fakeSocket";
 import { RfbChannel } from "./channel";
-import { FakeRfb, loadFakeRfb, VncSocket, vncSocket } from "./fakes";
+import { FakeRfb, loadFakeRfb } from "./fakeRfb";
 import { closedStatus, DesktopSession, errorMessage, type DesktopSnapshot } from "./session";
 
 function session(key: string | null = "sk-1") {
@@ -12,7 +13,7 @@ function session(key: string | null = "sk-1") {
     target: document.createElement("div"),
     onChange: (snap) => seen.push(snap),
     loadRfb: loadFakeRfb,
-    socketFactory: vncSocket,
+    socketFactory: fakeSocket,
   });
   return { s, seen };
 }
@@ -20,12 +21,12 @@ function session(key: string | null = "sk-1") {
 async function started(key: string | null = "sk-1") {
   const made = session(key);
   await made.s.start();
-  return { ...made, ws: VncSocket.last(), rfb: FakeRfb.last() };
+  return { ...made, ws: FakeSocket.last(), rfb: FakeRfb.last() };
 }
 
 describe("DesktopSession", () => {
   beforeEach(() => {
-    VncSocket.all = [];
+    FakeSocket.all = [];
     FakeRfb.all = [];
   });
 
@@ -43,7 +44,7 @@ describe("DesktopSession", () => {
     expect(rfb.channel.readyState).toBe(1);
     ws.bytes([82, 70, 66]);
     // A text frame is the server's, not noVNC's.
-    ws.text({ type: "note" });
+    ws.frame({ type: "note" });
     expect(rfb.received.map((b) => [...new Uint8Array(b)])).toEqual([[82, 70, 66]]);
     rfb.channel.send(new Uint8Array([1]));
     expect(ws.sent).toHaveLength(2);
@@ -87,16 +88,16 @@ describe("DesktopSession", () => {
   it("says the server has no desktop when it refuses with an error frame and 4004", async () => {
     const { s, ws } = await started();
     ws.open();
-    ws.text({ type: "error", message: "This server has no desktop (TANDEM_VNC_ADDR is not set)" });
-    ws.end(4004, "This server has no desktop");
+    ws.frame({ type: "error", message: "This server has no desktop (TANDEM_VNC_ADDR is not set)" });
+    ws.drop(4004, "This server has no desktop");
     expect(s.snapshot.conn).toEqual({ status: "no_desktop", message: "This server has no desktop (TANDEM_VNC_ADDR is not set)" });
   });
 
   it("gives the reason a connection ended", async () => {
     const { s, ws } = await started();
     ws.open();
-    ws.text({ type: "error", message: "The desktop's VNC server at 127.0.0.1:5900 cannot be reached" });
-    ws.end(1011);
+    ws.frame({ type: "error", message: "The desktop's VNC server at 127.0.0.1:5900 cannot be reached" });
+    ws.drop(1011);
     expect(s.snapshot.conn).toEqual({ status: "disconnected", reason: "The desktop's VNC server at 127.0.0.1:5900 cannot be reached" });
   });
 
@@ -120,7 +121,7 @@ describe("DesktopSession", () => {
     ws.open();
     rfb.emit("credentialsrequired", { types: ["password"] });
     expect(rfb.disconnected).toBe(true);
-    ws.end(ws.closedWith ?? 1000);
+    ws.drop(ws.closed ?? 1000);
     expect(s.snapshot.conn.status).toBe("disconnected");
     expect(s.snapshot.conn).toMatchObject({ reason: expect.stringContaining("password") });
   });
@@ -128,11 +129,11 @@ describe("DesktopSession", () => {
   it("reconnects on a fresh socket and forgets the old one", async () => {
     const { s, ws, rfb } = await started();
     ws.open();
-    ws.end(1006);
+    ws.drop(1006);
     expect(s.snapshot.conn.status).toBe("disconnected");
     await s.start();
-    expect(VncSocket.all).toHaveLength(2);
-    const second = VncSocket.last();
+    expect(FakeSocket.all).toHaveLength(2);
+    const second = FakeSocket.last();
     expect(second).not.toBe(ws);
     expect(s.snapshot.conn).toEqual({ status: "connecting" });
     // The old RFB's late events change nothing.
@@ -149,9 +150,9 @@ describe("DesktopSession", () => {
     rfb.emit("connect", {});
     s.stop();
     expect(rfb.disconnected).toBe(true);
-    expect(ws.closedWith).toBe(1000);
+    expect(ws.closed).toBe(1000);
     const n = seen.length;
-    ws.end(1000);
+    ws.drop(1000);
     expect(seen).toHaveLength(n);
   });
 
@@ -163,17 +164,17 @@ describe("DesktopSession", () => {
       target: document.createElement("div"),
       onChange: () => {},
       loadRfb: () => Promise.reject(new Error("chunk missing")),
-      socketFactory: vncSocket,
+      socketFactory: fakeSocket,
     });
     await s.start();
     expect(s.snapshot.conn).toEqual({ status: "disconnected", reason: "Cannot load the VNC viewer: Error: chunk missing" });
-    expect(VncSocket.all).toHaveLength(0);
+    expect(FakeSocket.all).toHaveLength(0);
   });
 });
 
 describe("RfbChannel", () => {
   it("has every member noVNC's Websock.attach checks for", () => {
-    const ch = new RfbChannel(new VncSocket("ws://x"), "k", { onOpen() {}, onText() {}, onClose() {} });
+    const ch = new RfbChannel({ url: "ws://x", sessionKey: "k", socketFactory: fakeSocket }, { onText() {}, onClose() {} });
     const props = [...Object.keys(ch), ...Object.getOwnPropertyNames(Object.getPrototypeOf(ch))];
     for (const p of ["send", "close", "binaryType", "onerror", "onmessage", "onopen", "protocol", "readyState"]) expect(props).toContain(p);
   });

@@ -1,5 +1,5 @@
 // The Desktop pane's connection, free of React and of noVNC itself (both come in through
-// factories) so it can be tested with a fake socket and a fake RFB: one socket per attempt,
+// factories) so it can be tested with the fake socket and a fake RFB: one socket per attempt,
 // view-only until the person takes control, the desktop's clipboard kept for the pane, and an
 // honest status. No automatic retry: the pane offers Reconnect.
 //
@@ -7,7 +7,8 @@
 // or (after an error frame) the server has no desktop; 1011 (after an error frame) its VNC
 // server does not answer; 1000 the VNC server ended the session.
 import { socketUrl } from "../../api/client";
-import { RfbChannel, type RawSocket } from "./channel";
+import { CLOSE_NOT_FOUND, CLOSE_UNAUTHORIZED, type SocketFactory } from "../../api/socket";
+import { RfbChannel } from "./channel";
 
 export type DesktopConn =
   | { status: "connecting" }
@@ -45,15 +46,13 @@ export interface DesktopSessionOptions {
   onChange: (s: DesktopSnapshot) => void;
   /** noVNC, loaded on first use (it is big and only sandboxes have a desktop). */
   loadRfb: () => Promise<RfbFactory>;
-  socketFactory?: (url: string) => RawSocket;
+  socketFactory?: SocketFactory;
 }
-
-const browserSocket = (url: string) => new WebSocket(url) as unknown as RawSocket;
 
 /** What the status says after the socket closed with `code`, given the server's error frame. */
 export function closedStatus(code: number, reason: string, error: string | null): DesktopConn {
-  if (code === 4001) return { status: "disconnected", reason: "The server refused the session key." };
-  if (code === 4004) {
+  if (code === CLOSE_UNAUTHORIZED) return { status: "disconnected", reason: "The server refused the session key." };
+  if (code === CLOSE_NOT_FOUND) {
     return error !== null ? { status: "no_desktop", message: error } : { status: "disconnected", reason: "The server does not know this conversation." };
   }
   if (error !== null) return { status: "disconnected", reason: error };
@@ -144,24 +143,22 @@ export class DesktopSession {
     let serverError: string | null = null;
     let closed = false;
     const live = () => gen === this.generation;
-    let socket: RawSocket;
-    try {
-      socket = (this.o.socketFactory ?? browserSocket)(url);
-    } catch (e) {
-      this.update({ conn: { status: "disconnected", reason: e instanceof Error ? e.message : "cannot open the socket" } });
-      return;
-    }
-    const channel = new RfbChannel(socket, this.o.sessionKey, {
-      onOpen: () => {},
-      onText: (text) => {
-        const message = errorMessage(text);
-        if (message !== null && live()) serverError = message;
+    const channel = new RfbChannel(
+      { url, sessionKey: this.o.sessionKey, socketFactory: this.o.socketFactory },
+      {
+        onText: (text) => {
+          const message = errorMessage(text);
+          if (message !== null && live()) serverError = message;
+        },
+        onClose: (code, reason) => {
+          closed = true;
+          if (live()) this.update({ conn: closedStatus(code, reason, serverError) });
+        },
       },
-      onClose: (code, reason) => {
-        closed = true;
-        if (live()) this.update({ conn: closedStatus(code, reason, serverError) });
-      },
-    });
+    );
+    channel.connect();
+    // A socket that could not be made has said why (onClose); noVNC would refuse a closed one.
+    if (closed) return;
     this.channel = channel;
     let rfb: RfbLike;
     try {
