@@ -1,13 +1,15 @@
-// xterm.js on the server's PTY socket (`/sockets/pty/{id}`): attach to the agent's own shell
-// (see its commands live and type into it) or open a separate shell (`?mode=shell`). DOM
-// renderer (WebGL janks on WebKitGTK). Frames: first `{"type":"auth"}`, then the server sends
-// output bytes; we send `{"type":"input","data"}` and `{"type":"resize","rows","cols"}`.
+// xterm.js on the server's PTY socket (`/sockets/pty/{id}`, an `AuthedSocket`): attach to the
+// agent's own shell (see its commands live and type into it) or open a separate shell
+// (`?mode=shell`). DOM renderer (WebGL janks on WebKitGTK). Frames: first `{"type":"auth"}`, then
+// the server sends output bytes; we send `{"type":"input","data"}` and
+// `{"type":"resize","rows","cols"}`. Reconnects with backoff on any close but 4001.
 import { FitAddon } from "@xterm/addon-fit";
 import { WebLinksAddon } from "@xterm/addon-web-links";
 import { Terminal } from "@xterm/xterm";
 import "@xterm/xterm/css/xterm.css";
 import { useEffect, useRef, useState } from "react";
 import { socketUrl } from "../../api/client";
+import { AuthedSocket, CLOSE_UNAUTHORIZED } from "../../api/socket";
 import { terminalFont } from "./font";
 import type { Backend } from "../backends/backendStore";
 
@@ -72,45 +74,29 @@ export function TerminalPane({ backend, conversationId }: { backend: Backend; co
       return true;
     });
 
-    let ws: WebSocket | null = null;
-    let stopped = false;
-    let retry: ReturnType<typeof setTimeout> | null = null;
-    let attempt = 0;
-    const send = (frame: object) => ws?.readyState === WebSocket.OPEN && ws.send(JSON.stringify(frame));
-
-    const connect = () => {
-      setConn("connecting");
-      const path = `/sockets/pty/${encodeURIComponent(conversationId)}${mode === "shell" ? "?mode=shell" : ""}`;
-      const sock = new WebSocket(socketUrl(backend.baseUrl, path));
-      sock.binaryType = "arraybuffer";
-      ws = sock;
-      sock.onopen = () => {
-        attempt = 0;
-        if (backend.key) sock.send(JSON.stringify({ type: "auth", session_api_key: backend.key }));
-        send({ type: "resize", rows: term.rows, cols: term.cols });
+    const path = `/sockets/pty/${encodeURIComponent(conversationId)}${mode === "shell" ? "?mode=shell" : ""}`;
+    const socket: AuthedSocket = new AuthedSocket({
+      url: socketUrl(backend.baseUrl, path),
+      sessionKey: backend.key,
+      binary: true,
+      // Only a refused key stops it: its status has no "not found", so 4004 is retried like a drop.
+      finalCodes: [CLOSE_UNAUTHORIZED],
+      onConnecting: () => setConn("connecting"),
+      onOpen: () => {
+        socket.resetBackoff();
+        socket.sendJson({ type: "resize", rows: term.rows, cols: term.cols });
         setConn("open");
-      };
-      sock.onmessage = (m) => {
-        if (m.data instanceof ArrayBuffer) term.write(new Uint8Array(m.data));
-        else if (typeof m.data === "string") term.write(textFrame(m.data));
-      };
-      sock.onclose = (ev) => {
-        if (ws !== sock) return;
-        ws = null;
-        if (stopped) return;
-        if (ev.code === 4001) {
-          setConn("unauthorized");
-          return;
-        }
-        setConn("closed");
-        attempt++;
-        retry = setTimeout(connect, Math.min(10_000, 500 * 2 ** attempt));
-      };
-    };
-    connect();
+      },
+      onMessage: (data) => {
+        if (data instanceof ArrayBuffer) term.write(new Uint8Array(data));
+        else if (typeof data === "string") term.write(textFrame(data));
+      },
+      onClose: (c) => setConn(c.code === CLOSE_UNAUTHORIZED ? "unauthorized" : "closed"),
+    });
+    socket.connect();
 
-    const onData = term.onData((data) => send({ type: "input", data }));
-    const onResize = term.onResize(({ rows, cols }) => send({ type: "resize", rows, cols }));
+    const onData = term.onData((data) => socket.sendJson({ type: "input", data }));
+    const onResize = term.onResize(({ rows, cols }) => socket.sendJson({ type: "resize", rows, cols }));
     const ro = new ResizeObserver(() => {
       try {
         fit.fit();
@@ -121,12 +107,10 @@ export function TerminalPane({ backend, conversationId }: { backend: Backend; co
     ro.observe(el);
 
     return () => {
-      stopped = true;
-      if (retry) clearTimeout(retry);
       ro.disconnect();
       onData.dispose();
       onResize.dispose();
-      ws?.close(1000);
+      socket.close(1000, "client closed");
       term.dispose();
     };
   }, [backend.baseUrl, backend.key, conversationId, mode]);
