@@ -1,39 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as E from "../test/events";
 import { ApiError } from "./errors";
-import { EventStream, type SocketLike, type StreamState } from "./eventStream";
+import { EventStream, type StreamState } from "./eventStream";
+import { FakeSocket, fakeSocket } from "./fakeSocket";
 import type { WireEvent } from "./types";
-
-class FakeSocket implements SocketLike {
-  static all: FakeSocket[] = [];
-  readyState = 0;
-  sent: string[] = [];
-  closed: number | null = null;
-  onopen: ((ev: unknown) => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
-  onerror: ((ev: unknown) => void) | null = null;
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  send(d: string) {
-    this.sent.push(d);
-  }
-  close(code = 1000) {
-    this.closed = code;
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.({});
-  }
-  frame(ev: WireEvent) {
-    this.onmessage?.({ data: JSON.stringify(ev) });
-  }
-  drop(code = 1006, reason = "") {
-    this.readyState = 3;
-    this.onclose?.({ code, reason });
-  }
-}
 
 /** A server-side history that pages like events/search: page_id = first id of the page. */
 function pager(history: WireEvent[], pageSize = 2) {
@@ -74,7 +44,7 @@ describe("EventStream", () => {
         last = evs[evs.length - 1]?.id ?? last;
       },
       onState: (s) => states.push(s.status),
-      socketFactory: (url) => new FakeSocket(url),
+      socketFactory: fakeSocket,
       backoffMs: () => 10,
     });
     return { stream, delivered, states, calls: p.calls };
@@ -96,7 +66,7 @@ describe("EventStream", () => {
         delivered.push(...evs);
       },
       onState: () => {},
-      socketFactory: (url) => new FakeSocket(url),
+      socketFactory: fakeSocket,
     });
     stream.start();
     const s = FakeSocket.all[0]!;
@@ -116,7 +86,7 @@ describe("EventStream", () => {
     const s = FakeSocket.all[0]!;
     expect(s.url).toBe("ws://127.0.0.1:8000/sockets/events/c1");
     s.open();
-    expect(JSON.parse(s.sent[0]!)).toEqual({ type: "auth", session_api_key: "sk-1" });
+    expect(JSON.parse(s.sent[0] as string)).toEqual({ type: "auth", session_api_key: "sk-1" });
     stream.stop();
   });
 
@@ -179,7 +149,7 @@ describe("EventStream", () => {
       lastSeenId: () => "gone",
       onEvents: (e) => delivered.push(...e),
       onState: () => {},
-      socketFactory: (u) => new FakeSocket(u),
+      socketFactory: fakeSocket,
     });
     stream.start();
     FakeSocket.all[0]!.open();

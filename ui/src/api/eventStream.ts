@@ -1,6 +1,6 @@
-// The live event stream of one conversation: `/sockets/events/{id}` with first-frame auth,
-// automatic reconnect, and catch-up through `events/search` so a reconnect leaves no gap and
-// delivers no duplicate.
+// The live event stream of one conversation: `/sockets/events/{id}` (an `AuthedSocket`: first-frame
+// auth, reconnect with backoff) with catch-up through `events/search` so a reconnect leaves no
+// gap and delivers no duplicate.
 //
 // Why this order: the socket is opened first and its frames are buffered; once the server has
 // answered the auth frame (its first frame, a state update, proves we are subscribed) the
@@ -9,6 +9,7 @@
 // can overlap, and ids that were already delivered are dropped here (and again by the reducer).
 import { isEventLike, socketUrl } from "./client";
 import { ApiError } from "./errors";
+import { AuthedSocket, CLOSE_NOT_FOUND, CLOSE_UNAUTHORIZED, closeReason, type SocketClose, type SocketFactory } from "./socket";
 import type { WireEvent } from "./types";
 
 export type StreamState =
@@ -19,18 +20,6 @@ export type StreamState =
   | { status: "unauthorized" }
   | { status: "not_found" }
   | { status: "closed" };
-
-/** The parts of the browser WebSocket this client uses (a fake implements them in tests). */
-export interface SocketLike {
-  readyState: number;
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-  onopen: ((ev: unknown) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
-}
-export type SocketFactory = (url: string) => SocketLike;
 
 export interface EventStreamOptions {
   baseUrl: string;
@@ -50,110 +39,61 @@ export interface EventStreamOptions {
 /** How often a long catch-up hands its pages on to the timeline. */
 const CATCH_UP_FLUSH_MS = 250;
 
-const defaultBackoff = (n: number) => Math.min(10_000, 500 * 2 ** Math.min(n - 1, 5));
-const browserSocket: SocketFactory = (url) => new WebSocket(url) as unknown as SocketLike;
-
 export class EventStream {
-  private socket: SocketLike | null = null;
-  private stopped = false;
-  private attempt = 0;
-  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly socket: AuthedSocket;
+  /** Frames of the current connection held back until its catch-up is done; null: deliver at once. */
   private buffer: WireEvent[] | null = null;
+  /** Whether the current connection has had its first frame (which starts the catch-up). */
+  private ready = false;
   /** Ids delivered by this stream instance (bounded dedupe across catch-up and live frames). */
   private delivered = new Set<string>();
-  private generation = 0;
 
-  constructor(private readonly o: EventStreamOptions) {}
+  constructor(private readonly o: EventStreamOptions) {
+    this.socket = new AuthedSocket({
+      url: socketUrl(o.baseUrl, `/sockets/events/${encodeURIComponent(o.conversationId)}`),
+      sessionKey: o.sessionKey,
+      socketFactory: o.socketFactory,
+      backoffMs: o.backoffMs,
+      onConnecting: (attempt) => {
+        this.buffer = [];
+        this.ready = false;
+        this.o.onState({ status: "connecting", attempt });
+      },
+      onMessage: (data) => this.onFrame(data),
+      onClose: (c) => this.onClose(c),
+    });
+  }
 
   start(): void {
-    this.stopped = false;
-    this.connect();
+    this.socket.connect();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.generation++;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    const s = this.socket;
-    this.socket = null;
-    if (s) {
-      s.onclose = null;
-      s.onmessage = null;
-      s.close(1000, "client closed");
-    }
+    this.socket.close(1000, "client closed");
     this.o.onState({ status: "closed" });
   }
 
   /** Reconnect now (e.g. the person clicked "retry" or the network came back). */
   reconnectNow(): void {
-    if (this.stopped) return;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    this.dropSocket();
-    this.connect();
+    this.socket.reconnectNow();
   }
 
-  private dropSocket(): void {
-    const s = this.socket;
-    this.socket = null;
-    if (s) {
-      s.onclose = null;
-      s.onmessage = null;
-      s.onerror = null;
-      s.close(1000, "reconnecting");
+  private onFrame(data: unknown): void {
+    const ev = parseFrame(data);
+    if (!ev) return;
+    if (this.buffer) this.buffer.push(ev);
+    else this.deliver([ev]);
+    if (!this.ready) {
+      this.ready = true;
+      void this.catchUp(this.socket.generation);
     }
   }
 
-  private connect(): void {
-    const gen = ++this.generation;
-    this.attempt++;
-    this.o.onState({ status: "connecting", attempt: this.attempt });
-    const url = socketUrl(this.o.baseUrl, `/sockets/events/${encodeURIComponent(this.o.conversationId)}`);
-    let socket: SocketLike;
-    try {
-      socket = (this.o.socketFactory ?? browserSocket)(url);
-    } catch (e) {
-      this.scheduleReconnect(e instanceof Error ? e.message : "cannot open socket");
-      return;
-    }
-    this.socket = socket;
-    this.buffer = [];
-    let ready = false;
-
-    socket.onopen = () => {
-      // First-frame auth: the key never appears in a URL (logs, proxies, history).
-      if (this.o.sessionKey) socket.send(JSON.stringify({ type: "auth", session_api_key: this.o.sessionKey }));
-    };
-    socket.onmessage = (msg) => {
-      if (gen !== this.generation) return;
-      const ev = parseFrame(msg.data);
-      if (!ev) return;
-      if (this.buffer) this.buffer.push(ev);
-      else this.deliver([ev]);
-      if (!ready) {
-        ready = true;
-        void this.catchUp(gen);
-      }
-    };
-    socket.onerror = () => {
-      // onclose follows with the code; nothing to do here.
-    };
-    socket.onclose = (ev) => {
-      if (gen !== this.generation) return;
-      this.socket = null;
-      this.buffer = null;
-      if (this.stopped) return;
-      if (ev.code === 4001) {
-        this.o.onState({ status: "unauthorized" });
-        return;
-      }
-      if (ev.code === 4004) {
-        this.o.onState({ status: "not_found" });
-        return;
-      }
-      this.scheduleReconnect(ev.reason || `socket closed (${ev.code})`);
-    };
+  private onClose(c: SocketClose): void {
+    this.buffer = null;
+    if (c.code === CLOSE_UNAUTHORIZED) this.o.onState({ status: "unauthorized" });
+    else if (c.code === CLOSE_NOT_FOUND) this.o.onState({ status: "not_found" });
+    else if (c.retryInMs !== null) this.o.onState({ status: "lost", retryInMs: c.retryInMs, reason: closeReason(c) });
   }
 
   private async catchUp(gen: number): Promise<void> {
@@ -179,7 +119,7 @@ export class EventStream {
           }
           throw e;
         }
-        if (gen !== this.generation) return;
+        if (gen !== this.socket.generation) return;
         let items = page.items;
         if (first && anchor) {
           // The page starts at the anchor itself; if it does not, the server does not know
@@ -208,13 +148,13 @@ export class EventStream {
       const buffered = this.buffer ?? [];
       this.buffer = null;
       this.deliver(buffered);
-      this.attempt = 0;
+      this.socket.resetBackoff();
       this.o.onState({ status: "connected" });
     } catch (e) {
-      if (gen !== this.generation) return;
+      if (gen !== this.socket.generation) return;
       // Catch-up failed (server restarting, 5xx): start over so nothing is missed.
-      this.dropSocket();
-      this.scheduleReconnect(e instanceof Error ? e.message : "catch-up failed");
+      const wait = this.socket.restart();
+      if (wait !== null) this.o.onState({ status: "lost", retryInMs: wait, reason: e instanceof Error ? e.message : "catch-up failed" });
     }
   }
 
@@ -226,16 +166,6 @@ export class EventStream {
       return true;
     });
     if (fresh.length > 0) this.o.onEvents(fresh);
-  }
-
-  private scheduleReconnect(reason: string): void {
-    if (this.stopped) return;
-    const wait = (this.o.backoffMs ?? defaultBackoff)(Math.max(1, this.attempt));
-    this.o.onState({ status: "lost", retryInMs: wait, reason });
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      if (!this.stopped) this.connect();
-    }, wait);
   }
 }
 

@@ -1,7 +1,8 @@
 // Wires an EventStream to the live store: events are collected and applied once per frame, so a
 // burst (catch-up pages, fast tool output) costs one reducer pass and one render.
 import { useEffect } from "react";
-import { EventStream, type SocketFactory } from "../api/eventStream";
+import { EventStream } from "../api/eventStream";
+import type { SocketFactory } from "../api/socket";
 import type { WireEvent } from "../api/types";
 import { apiFor, type Backend } from "../features/backends/backendStore";
 import { convKey, useLive } from "./live";
