@@ -9,7 +9,7 @@ import { Terminal } from "@xterm/xterm";
 import "@xterm/xterm/css/xterm.css";
 import { useEffect, useRef, useState } from "react";
 import { socketUrl } from "../../api/client";
-import { AuthedSocket, CLOSE_UNAUTHORIZED } from "../../api/socket";
+import { AuthedSocket, CLOSE_NOT_FOUND, CLOSE_UNAUTHORIZED } from "../../api/socket";
 import { terminalFont } from "./font";
 import type { Backend } from "../backends/backendStore";
 
@@ -27,7 +27,7 @@ function textFrame(data: string): string {
   }
   return data;
 }
-type Conn = "connecting" | "open" | "closed" | "unauthorized";
+type Conn = "connecting" | "open" | "closed" | "unauthorized" | "not found";
 
 function themeColors(): { background: string; foreground: string; cursor: string } {
   const s = getComputedStyle(document.documentElement);
@@ -79,8 +79,7 @@ export function TerminalPane({ backend, conversationId }: { backend: Backend; co
       url: socketUrl(backend.baseUrl, path),
       sessionKey: backend.key,
       binary: true,
-      // Only a refused key stops it: its status has no "not found", so 4004 is retried like a drop.
-      finalCodes: [CLOSE_UNAUTHORIZED],
+      // A refused key and an unknown conversation end it (the default final codes); a drop retries.
       onConnecting: () => setConn("connecting"),
       onOpen: () => {
         socket.resetBackoff();
@@ -91,7 +90,7 @@ export function TerminalPane({ backend, conversationId }: { backend: Backend; co
         if (data instanceof ArrayBuffer) term.write(new Uint8Array(data));
         else if (typeof data === "string") term.write(textFrame(data));
       },
-      onClose: (c) => setConn(c.code === CLOSE_UNAUTHORIZED ? "unauthorized" : "closed"),
+      onClose: (c) => setConn(c.code === CLOSE_UNAUTHORIZED ? "unauthorized" : c.code === CLOSE_NOT_FOUND ? "not found" : "closed"),
     });
     socket.connect();
 
@@ -128,7 +127,7 @@ export function TerminalPane({ backend, conversationId }: { backend: Backend; co
         </div>
         <span className={`conn conn-${conn === "open" ? "ok" : conn === "connecting" ? "warn" : "bad"}`}>
           <span className="dot" aria-hidden />
-          {conn === "open" ? "attached" : conn === "connecting" ? "connecting…" : conn === "unauthorized" ? "unauthorized" : "disconnected — retrying"}
+          {conn === "open" ? "attached" : conn === "connecting" ? "connecting…" : conn === "unauthorized" ? "unauthorized" : conn === "not found" ? "no such conversation on this server" : "disconnected — retrying"}
         </span>
         <span className="hint">Ctrl+Shift+C / V to copy / paste</span>
       </div>
