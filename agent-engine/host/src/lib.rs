@@ -7,12 +7,14 @@
 //! - [`settings`]: where `$TANDEM_HOME` is, what its `settings.json` says, which LLM a run or a
 //!   server uses;
 //! - [`env`]: what the environment names (the LLM, session keys, a provider's API key);
+//! - [`profiles`]: named LLM profiles with their secrets encrypted at rest;
 //! - [`demo`]: the scripted demo LLM, for a Tandem without a provider.
 //!
 //! It sits above the engine crates and below the hosts; nothing in the engine depends on it.
 
 pub mod demo;
 pub mod env;
+pub mod profiles;
 pub mod settings;
 
 pub use demo::{DEMO_MODEL, DemoLlm};

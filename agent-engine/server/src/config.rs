@@ -10,7 +10,7 @@ use tandem_host::env::{keys_from_env, llm_from_env, var as env};
 use tandem_protocol::LlmConfig;
 use tandem_sdk::ToolCatalog;
 
-use crate::profiles::{KeySource, ProfileStore};
+use tandem_host::profiles::{KeySource, ProfileStore};
 
 /// How the server runs.
 #[derive(Debug, Clone)]

@@ -295,7 +295,7 @@ fn profile_for(state: &AppState, model: &str) -> Result<LlmConfig, GatewayError>
         .strip_prefix(MODEL_PREFIX)
         .or_else(|| model.strip_prefix("tandem_"))
         .unwrap_or(model);
-    let name = crate::profiles::canonical(name);
+    let name = tandem_host::profiles::canonical(name);
     state
         .config
         .profile_store

@@ -21,7 +21,7 @@ mod extract;
 mod files;
 mod gateway;
 mod info;
-mod profiles;
+mod profile_routes;
 mod registry;
 pub mod routes;
 mod secrets;

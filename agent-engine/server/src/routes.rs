@@ -27,7 +27,7 @@ use tandem_protocol::{BrowserClientFrame, BrowserServerFrame, BrowserState, Hand
 use utoipa::ToSchema;
 
 use crate::{
-    AppState, bash_commands, conversations, event_routes, files, gateway, profiles, secrets,
+    AppState, bash_commands, conversations, event_routes, files, gateway, profile_routes, secrets,
     server_info, sockets, workspace,
 };
 
@@ -498,21 +498,21 @@ fn table(upload_limit: usize) -> Vec<Route> {
         .ok::<tandem_protocol::api::McpTestResponse>()
         .doc("Body MCPTestRequest {name?, server, timeout?, tool_call?} → 200 MCPTestSuccess {ok:true, tools, tool_result?} or MCPTestFailure {ok:false, error, error_kind: timeout|connection|unknown}; connects to the server, lists its tools and closes it; 422 naming the field for a malformed server entry.")];
     let profiles_routes = [
-        Route::get("/api/profiles", profiles::list)
+        Route::get("/api/profiles", profile_routes::list)
             .ok::<ProfileListResponse>()
             .doc("ProfileListResponse: saved LLM profiles (never their keys) and the active one."),
-        Route::get("/api/profiles/{name}", profiles::get_one)
+        Route::get("/api/profiles/{name}", profile_routes::get_one)
             .ok::<ProfileDetailResponse>()
             .doc("ProfileDetailResponse: the profile's LLM config with its secrets masked (api_key null, api_key_set); 404 when unknown."),
-        Route::post("/api/profiles/{name}", profiles::save)
+        Route::post("/api/profiles/{name}", profile_routes::save)
             .body::<SaveProfileRequest>()
             .ok::<ProfileMutationResponse>()
             .creates()
             .doc("Body SaveProfileRequest {llm, include_secrets?} → 201 ProfileMutationResponse; saves (or replaces) the profile, its key encrypted at rest; 409 past 50 profiles."),
-        Route::delete("/api/profiles/{name}", profiles::delete)
+        Route::delete("/api/profiles/{name}", profile_routes::delete)
             .ok::<ProfileMutationResponse>()
             .doc("ProfileMutationResponse; deletes the profile (idempotent)."),
-        Route::post("/api/profiles/{name}/activate", profiles::activate)
+        Route::post("/api/profiles/{name}/activate", profile_routes::activate)
             .ok::<ActivateProfileResponse>()
             .doc("ActivateProfileResponse; records the active profile; 404 when unknown."),
     ];

@@ -439,9 +439,11 @@ async fn resend_all_and_since_and_client_message_frames() {
     let mut ws = t.ws(&format!("/sockets/events/{id}?resend_mode=all")).await;
     let first = next_json(&mut ws).await;
     assert!(is_full_state(&first, "finished"));
+    // The replay: every stored event, in order. A `full_state` may come between them: the
+    // one sent after the first run can reach a socket that subscribed while it was on its way.
     for e in &stored {
-        let f = next_json(&mut ws).await;
-        assert_eq!(f["id"], e["id"]);
+        let f = until(&mut ws, |v| v["key"] != "full_state").await;
+        assert_eq!(f.last().unwrap()["id"], e["id"], "the replay in order");
     }
     // A garbage frame: an error frame, the socket stays up.
     use futures::SinkExt;
@@ -450,8 +452,13 @@ async fn resend_all_and_since_and_client_message_frames() {
     ))
     .await
     .unwrap();
-    let err = next_json(&mut ws).await;
-    assert_eq!(err["kind"], "ServerErrorEvent");
+    let frames = until(&mut ws, |v| v["kind"] == "ServerErrorEvent").await;
+    assert!(
+        frames[..frames.len() - 1]
+            .iter()
+            .all(|f| f["kind"] == "ConversationStateUpdateEvent"),
+        "nothing but state before the error frame: {frames:?}"
+    );
     // A Message frame runs the agent.
     ws.send(tokio_tungstenite::tungstenite::Message::Text(
         json!({"role": "user", "content": [{"type": "text", "text": "more"}]})
@@ -460,9 +467,11 @@ async fn resend_all_and_since_and_client_message_frames() {
     ))
     .await
     .unwrap();
-    let frames = until(&mut ws, |v| is_full_state(v, "finished")).await;
-    assert!(frames.iter().any(|f| f["kind"] == "MessageEvent"
-        && f["llm_message"]["content"][0]["text"] == "second answer"));
+    until(&mut ws, |f| {
+        f["kind"] == "MessageEvent" && f["llm_message"]["content"][0]["text"] == "second answer"
+    })
+    .await;
+    until(&mut ws, |v| is_full_state(v, "finished")).await;
 
     let since = stored.last().unwrap()["timestamp"]
         .as_str()

@@ -1,6 +1,6 @@
-//! Server-side LLM profiles, upstream's `/api/profiles` routes: list, read, save, delete and
-//! activate named LLM configs. The gateway serves each as the model `openhands_{name}`, and a
-//! conversation whose model names a profile runs on it.
+//! Upstream's `/api/profiles` routes over the host's profile store (`tandem_host::profiles`):
+//! list, read, save, delete and activate named LLM configs. The gateway serves each as the
+//! model `openhands_{name}`, and a conversation whose model names a profile runs on it.
 //!
 //! Profiles persist in `$TANDEM_HOME/profiles/{name}.json` across restarts. Their secrets
 //! (`api_key` and the AWS keys) are encrypted at rest with ChaCha20-Poly1305 under the key
@@ -9,9 +9,6 @@
 //! does without `X-Expose-Secrets` (`api_key: null`, `api_key_set`), and that header is
 //! ignored. Activation records the active profile (listed as `active_profile`); Tandem's
 //! server keeps no agent settings to apply it to, so it answers `llm_applied: false`.
-
-mod cipher;
-mod store;
 
 use axum::Json;
 use axum::extract::{Path as UrlPath, State};
@@ -23,8 +20,7 @@ use tandem_protocol::{
     ProfileMutationResponse, SaveProfileRequest,
 };
 
-pub use cipher::KeySource;
-pub use store::{ProfileStore, SECRET_FIELDS, canonical, valid_name};
+use tandem_host::profiles::{SECRET_FIELDS, StoreError, canonical, valid_name};
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -51,9 +47,9 @@ fn not_found(name: &str) -> Response {
         .into_response()
 }
 
-fn store_error(e: store::StoreError) -> ApiError {
+fn store_error(e: StoreError) -> ApiError {
     match e {
-        store::StoreError::Full => ApiError::Conflict(e.to_string()),
+        StoreError::Full => ApiError::Conflict(e.to_string()),
         other => ApiError::Internal(other.to_string()),
     }
 }
