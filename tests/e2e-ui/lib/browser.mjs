@@ -122,7 +122,8 @@ export function timelineText(page) {
  * The hooks every UI spec needs. Before its tests: `start()` starts the backends and returns the
  * URL to open, then chromium opens it and `opened` gets the page and its collected page errors.
  * After each test: a screenshot of the page (`end-<test name>`). After all: the browser closes
- * and `stop()` ends the backends, whatever failed.
+ * and `stop()` ends the backends, whatever failed. A spec with one Stack uses `stackSession`
+ * (session.mjs), which fills these in.
  * @param {{ start: () => Promise<string>, opened: (ui: { page: import("playwright-core").Page, errors: string[] }) => void, stop: () => Promise<unknown> }} o
  */
 export function uiSession(o) {

@@ -6,51 +6,34 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { shot, timelineText, uiSession, visible } from "../lib/browser.mjs";
-import { Stack } from "../lib/stack.mjs";
+import { shot, timelineText, visible } from "../lib/browser.mjs";
+import { stackSession } from "../lib/session.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
 const REASON = "Do not create files in this test";
 
 describe("approvals", () => {
-  /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Page} */ let page;
-  /** @type {string[]} */ let pageErrors = [];
-  /** @type {string} */ let marker;
-
-  uiSession({
-    start: async () => {
-      stack = await Stack.start({
-        name: "approvals",
-        script: (ws) => [
-          {
-            type: "reply",
-            text: "First a harmless check.",
-            tool_calls: [{ name: "terminal", arguments: { command: "echo \"approved-$((20+22))\"", summary: "Print a marker", security_risk: "MEDIUM" } }],
-          },
-          {
-            type: "reply",
-            text: "Now I will create the marker file.",
-            tool_calls: [
-              { name: "terminal", arguments: { command: `touch ${join(ws, "rejected-marker.txt")} && echo created`, summary: "Create the marker file", security_risk: "HIGH" } },
-            ],
-          },
-          { type: "reply", text: "Understood: I left the marker file alone." },
+  const session = stackSession({
+    name: "approvals",
+    script: (ws) => [
+      {
+        type: "reply",
+        text: "First a harmless check.",
+        tool_calls: [{ name: "terminal", arguments: { command: "echo \"approved-$((20+22))\"", summary: "Print a marker", security_risk: "MEDIUM" } }],
+      },
+      {
+        type: "reply",
+        text: "Now I will create the marker file.",
+        tool_calls: [
+          { name: "terminal", arguments: { command: `touch ${join(ws, "rejected-marker.txt")} && echo created`, summary: "Create the marker file", security_risk: "HIGH" } },
         ],
-      });
-      marker = join(stack.workspace, "rejected-marker.txt");
-      return stack.uiUrl;
-    },
-    opened: (ui) => {
-      page = ui.page;
-      pageErrors = ui.errors;
-    },
-    stop: async () => {
-      await stack?.stop();
-    },
+      },
+      { type: "reply", text: "Understood: I left the marker file alone." },
+    ],
   });
 
   it("shows the pending action with its risk and arguments, and runs it once approved", async () => {
+    const { stack, page } = session;
     await startConversation(page, { folder: stack.workspace, policy: "always", task: "Check the shell, then create the marker file" });
     const panel = await visible(page.getByRole("region", { name: "Pending approval" }), "the approval panel", 30_000);
     await statusIs(page, "Waiting for approval");
@@ -68,6 +51,8 @@ describe("approvals", () => {
   });
 
   it("rejects an action with a reason, records the rejection, never runs it, and the agent goes on", async () => {
+    const { stack, page } = session;
+    const marker = join(stack.workspace, "rejected-marker.txt");
     const panel = await visible(page.getByRole("region", { name: "Pending approval" }).filter({ hasText: "rejected-marker.txt" }), "the second action in the approval panel", 30_000);
     await visible(panel.locator(".risk, .badge", { hasText: /high/i }), "the HIGH risk in the approval panel");
     await panel.getByRole("button", { name: "Reject…" }).click();
@@ -87,6 +72,6 @@ describe("approvals", () => {
   });
 
   it("raised no page errors", () => {
-    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(session.errors, []);
   });
 });

@@ -17,6 +17,7 @@ describe("backends", () => {
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string} */ let downUrl;
 
+  // Two Stacks, the UI's own and the one it adds as a backend: more than `stackSession` holds.
   uiSession({
     start: async () => {
       local = await Stack.start({ name: "backends-local" });

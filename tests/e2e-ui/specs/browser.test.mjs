@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { describe, it } from "node:test";
-import { shot, timelineText, uiSession, until, visible } from "../lib/browser.mjs";
-import { Stack } from "../lib/stack.mjs";
+import { shot, timelineText, until, visible } from "../lib/browser.mjs";
+import { stackSession } from "../lib/session.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
 const USER = "ann";
@@ -108,15 +108,12 @@ async function addressShows(page, part) {
 }
 
 describe("browser", () => {
-  /** @type {Stack} */ let stack;
   /** @type {Awaited<ReturnType<typeof serveSite>>} */ let site;
-  /** @type {import("playwright-core").Page} */ let page;
-  /** @type {string[]} */ let pageErrors = [];
 
-  uiSession({
-    start: async () => {
+  const session = stackSession(
+    async () => {
       site = await serveSite();
-      stack = await Stack.start({
+      return {
         name: "browser",
         script: () => [
           { type: "reply", text: "Opening the shop.", tool_calls: [{ name: "browser_navigate", arguments: { url: `${site.url}/index.html` } }] },
@@ -125,20 +122,17 @@ describe("browser", () => {
           { type: "reply", tool_calls: [{ name: "browser_get_state", arguments: { include_screenshot: true } }] },
           { type: "reply", text: "done" },
         ],
-      });
-      return stack.uiUrl;
+      };
     },
-    opened: (ui) => {
-      page = ui.page;
-      pageErrors = ui.errors;
+    {
+      stopped: async () => {
+        await site?.close();
+      },
     },
-    stop: async () => {
-      await stack?.stop();
-      await site?.close();
-    },
-  });
+  );
 
   it("shows the agent's request for a person outside the Browser pane, then in it", async () => {
+    const { stack, page } = session;
     await startConversation(page, { folder: stack.workspace, policy: "never", task: "Log in to the shop", browserTools: true });
     // The editor is in front: the request shows above the timeline and on the Browser tab.
     const notice = await visible(page.getByRole("region", { name: "The agent asks for you" }), "the handoff notice above the timeline", 60_000);
@@ -157,6 +151,7 @@ describe("browser", () => {
   });
 
   it("takes control, logs in on the live picture and hands back with a note", async () => {
+    const { page } = session;
     const pane = page.locator('[data-pane="browser"]');
     await pane.getByRole("alert", { name: "The agent asks for you" }).getByRole("button", { name: "Take control" }).click();
     await visible(page.getByRole("status", { name: "Who drives" }).getByText("You drive"), "who drives: you", 15_000);
@@ -188,6 +183,7 @@ describe("browser", () => {
   });
 
   it("lets the agent finish, and the timeline keeps the takeover, the handback and the screenshots", async () => {
+    const { page } = session;
     await timelineShows(page, `You handed the browser back: ${NOTE}`);
     await timelineShows(page, "done", 60_000);
     await statusIs(page, "Finished");
@@ -208,6 +204,7 @@ describe("browser", () => {
   });
 
   it("brings the editor and the browser to the front from the keyboard", async () => {
+    const { page } = session;
     await page.locator(".timeline-list").focus();
     await page.keyboard.press("Control+4");
     await visible(page.getByRole("tab", { name: "Editor", selected: true }), "the Editor tab in front after Ctrl+4");
@@ -218,6 +215,6 @@ describe("browser", () => {
   });
 
   it("raised no page errors", () => {
-    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(session.errors, []);
   });
 });

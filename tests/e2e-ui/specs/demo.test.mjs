@@ -9,33 +9,27 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { shot, timelineText, uiSession, until, visible } from "../lib/browser.mjs";
-import { Stack } from "../lib/stack.mjs";
+import { shot, timelineText, until, visible } from "../lib/browser.mjs";
+import { stackSession } from "../lib/session.mjs";
 import { statusIs, terminalText, timelineShows } from "../lib/ui.mjs";
 
 describe("the demo in a workspace of one's own", () => {
-  /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Page} */ let page;
-  /** @type {string[]} */ let pageErrors = [];
   /** @type {string} */ let folder;
 
-  uiSession({
-    start: async () => {
-      stack = await Stack.start({ name: "demo", demo: true });
-      folder = mkdtempSync(join(tmpdir(), "tandem-e2e-demo-chosen-"));
-      return stack.uiUrl;
+  const session = stackSession(
+    { name: "demo", demo: true },
+    {
+      started: () => {
+        folder = mkdtempSync(join(tmpdir(), "tandem-e2e-demo-chosen-"));
+      },
+      stopped: () => {
+        if (folder && !process.env.TANDEM_E2E_KEEP) rmSync(folder, { recursive: true, force: true });
+      },
     },
-    opened: (ui) => {
-      page = ui.page;
-      pageErrors = ui.errors;
-    },
-    stop: async () => {
-      await stack?.stop();
-      if (folder && !process.env.TANDEM_E2E_KEEP) rmSync(folder, { recursive: true, force: true });
-    },
-  });
+  );
 
   it("starts the New conversation form in the server's home folder", async () => {
+    const { page } = session;
     await page.getByRole("button", { name: "New", exact: true }).click();
     const form = await visible(page.getByRole("form", { name: "New conversation" }), "the new-conversation form");
     const field = form.getByLabel("Workspace folder (on the server)");
@@ -48,6 +42,7 @@ describe("the demo in a workspace of one's own", () => {
   });
 
   it("runs the demo tour in the chosen folder and finishes with no error", async () => {
+    const { stack, page } = session;
     const form = page.getByRole("form", { name: "New conversation" });
     await form.getByLabel("Workspace folder (on the server)").fill(folder);
     await form.getByLabel("Task (optional; starts the agent)").fill("Show me around");
@@ -82,6 +77,7 @@ describe("the demo in a workspace of one's own", () => {
   });
 
   it("shows each of the agent's commands once in its shell", async () => {
+    const { page } = session;
     const terminal = page.locator('[data-pane="terminal"]');
     await terminal.getByRole("radio", { name: "Agent's shell" }).click();
     await visible(terminal.getByText("attached"), "the terminal to attach", 20_000);
@@ -101,6 +97,6 @@ describe("the demo in a workspace of one's own", () => {
   });
 
   it("raised no page errors", () => {
-    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(session.errors, []);
   });
 });

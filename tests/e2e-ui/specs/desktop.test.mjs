@@ -155,6 +155,8 @@ for (const [name, startTarget] of /** @type {const} */ ([
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string[]} */ let pageErrors = [];
 
+  // The target is a Stack with a desktop beside it or a Docker sandbox, not a bare Stack: so
+  // not `stackSession`.
   uiSession({
     start: async () => {
       target = await startTarget();

@@ -7,49 +7,32 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { shot, timelineText, uiSession, visible } from "../lib/browser.mjs";
-import { Stack } from "../lib/stack.mjs";
+import { shot, timelineText, visible } from "../lib/browser.mjs";
+import { stackSession } from "../lib/session.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
 describe("edit and approve", () => {
-  /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Page} */ let page;
-  /** @type {string[]} */ let pageErrors = [];
-  /** @type {string} */ let original;
-  /** @type {string} */ let edited;
-
-  uiSession({
-    start: async () => {
-      stack = await Stack.start({
-        name: "edit-approve",
-        script: (ws) => [
+  const session = stackSession({
+    name: "edit-approve",
+    script: (ws) => [
+      {
+        type: "reply",
+        text: "I will create the original marker.",
+        tool_calls: [
           {
-            type: "reply",
-            text: "I will create the original marker.",
-            tool_calls: [
-              {
-                name: "terminal",
-                arguments: { command: `touch ${join(ws, "original-marker.txt")} && echo original-ran`, summary: "Create the marker", security_risk: "LOW" },
-              },
-            ],
+            name: "terminal",
+            arguments: { command: `touch ${join(ws, "original-marker.txt")} && echo original-ran`, summary: "Create the marker", security_risk: "LOW" },
           },
-          { type: "reply", text: "Noted: the edited command ran instead." },
         ],
-      });
-      original = join(stack.workspace, "original-marker.txt");
-      edited = join(stack.workspace, "edited-marker.txt");
-      return stack.uiUrl;
-    },
-    opened: (ui) => {
-      page = ui.page;
-      pageErrors = ui.errors;
-    },
-    stop: async () => {
-      await stack?.stop();
-    },
+      },
+      { type: "reply", text: "Noted: the edited command ran instead." },
+    ],
   });
 
   it("runs the edited command once, in place of the original", async () => {
+    const { stack, page } = session;
+    const original = join(stack.workspace, "original-marker.txt");
+    const edited = join(stack.workspace, "edited-marker.txt");
     await startConversation(page, { folder: stack.workspace, policy: "always", task: "Create the marker file" });
     const panel = await visible(page.getByRole("region", { name: "Pending approval" }), "the approval panel", 30_000);
     await statusIs(page, "Waiting for approval");
@@ -83,6 +66,6 @@ describe("edit and approve", () => {
   });
 
   it("raised no page errors", () => {
-    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(session.errors, []);
   });
 });

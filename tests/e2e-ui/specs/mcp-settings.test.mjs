@@ -9,41 +9,28 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { shot, uiSession, visible } from "../lib/browser.mjs";
-import { Stack } from "../lib/stack.mjs";
+import { shot, visible } from "../lib/browser.mjs";
+import { stackSession } from "../lib/session.mjs";
 import { startConversation } from "../lib/ui.mjs";
 
 const EVERYTHING = join(homedir(), ".cache/tandem/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const TOKEN = "e2e-token-4c0ffee";
 
 describe("MCP servers in Settings", () => {
-  /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Page} */ let page;
-  /** @type {string[]} */ let pageErrors = [];
-
-  uiSession({
-    start: async () => {
-      assert.ok(existsSync(EVERYTHING), `${EVERYTHING} is missing: scripts/setup.sh installs the MCP test servers`);
-      stack = await Stack.start({ name: "mcp-settings" });
-      return stack.uiUrl;
-    },
-    opened: (ui) => {
-      page = ui.page;
-      pageErrors = ui.errors;
-    },
-    stop: async () => {
-      await stack?.stop();
-    },
+  const session = stackSession(() => {
+    assert.ok(existsSync(EVERYTHING), `${EVERYTHING} is missing: scripts/setup.sh installs the MCP test servers`);
+    return { name: "mcp-settings" };
   });
 
-  const section = () => page.getByRole("region", { name: "MCP servers" });
+  const section = () => session.page.getByRole("region", { name: "MCP servers" });
 
   async function openSettings() {
-    await page.getByRole("button", { name: "Settings", exact: true }).click();
+    await session.page.getByRole("button", { name: "Settings", exact: true }).click();
     await visible(section(), "the MCP servers section of Settings");
   }
 
   it("adds a stdio server, tests it and lists its tools, and keeps its token out of sight", async () => {
+    const { page } = session;
     await openSettings();
     const s = section();
     await visible(s.getByText("No MCP servers on this backend."), "an empty list");
@@ -69,6 +56,7 @@ describe("MCP servers in Settings", () => {
   });
 
   it("tests a command that does not exist and says why it failed", async () => {
+    const { page } = session;
     const s = section();
     await s.getByLabel("MCP server name").fill("missing");
     await s.getByLabel("Command").fill("/nonexistent/mcp-server");
@@ -84,6 +72,7 @@ describe("MCP servers in Settings", () => {
   });
 
   it("gives a new conversation the server in its agent's mcp_config", async () => {
+    const { stack, page } = session;
     await startConversation(page, { folder: stack.workspace, policy: "never" });
     const res = await fetch(`${stack.baseUrl}/api/conversations/search?limit=10`, { headers: { "X-Session-API-Key": stack.key } });
     assert.equal(res.status, 200);
@@ -95,6 +84,7 @@ describe("MCP servers in Settings", () => {
   });
 
   it("removes the server", async () => {
+    const { page } = session;
     await openSettings();
     const s = section();
     await s.getByRole("listitem", { name: "MCP server everything" }).getByRole("button", { name: "remove" }).click();
@@ -103,6 +93,6 @@ describe("MCP servers in Settings", () => {
   });
 
   it("raised no page errors", () => {
-    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(session.errors, []);
   });
 });

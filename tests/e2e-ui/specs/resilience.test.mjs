@@ -7,43 +7,34 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { shot, timelineText, uiSession, visible } from "../lib/browser.mjs";
-import { Stack } from "../lib/stack.mjs";
+import { shot, timelineText, visible } from "../lib/browser.mjs";
+import { stackSession } from "../lib/session.mjs";
 import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
 describe("bad input and failures", () => {
-  /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Page} */ let page;
-  /** @type {string[]} */ let pageErrors = [];
-
-  uiSession({
-    start: async () => {
-      stack = await Stack.start({
-        name: "resilience",
-        files: { "README.md": "# A small project\n" },
-        script: () => [
-          { type: "reply", text: "First a marker.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"before-$((40+2))\"", security_risk: "LOW" } }] },
-          // The server is killed while this answer is on its way: it never arrives.
-          { type: "reply", delay_ms: 6000, tool_calls: [{ name: "terminal", arguments: { command: "echo lost-in-the-crash", security_risk: "LOW" } }] },
-          { type: "reply", text: "Carrying on after the restart.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"after-$((50+1))\"", security_risk: "LOW" } }] },
-          { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Done, restart and all." } }] },
-        ],
-      });
-      // 50 MB of text (over the server's 10 MB editor limit) and a small binary file.
-      writeFileSync(join(stack.workspace, "huge.log"), Buffer.alloc(50 * 1024 * 1024, "log line\n"));
-      writeFileSync(join(stack.workspace, "blob.bin"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2, 0xff, 0xfe, 0, 0, 9]));
-      return stack.uiUrl;
+  const session = stackSession(
+    {
+      name: "resilience",
+      files: { "README.md": "# A small project\n" },
+      script: () => [
+        { type: "reply", text: "First a marker.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"before-$((40+2))\"", security_risk: "LOW" } }] },
+        // The server is killed while this answer is on its way: it never arrives.
+        { type: "reply", delay_ms: 6000, tool_calls: [{ name: "terminal", arguments: { command: "echo lost-in-the-crash", security_risk: "LOW" } }] },
+        { type: "reply", text: "Carrying on after the restart.", tool_calls: [{ name: "terminal", arguments: { command: "echo \"after-$((50+1))\"", security_risk: "LOW" } }] },
+        { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Done, restart and all." } }] },
+      ],
     },
-    opened: (ui) => {
-      page = ui.page;
-      pageErrors = ui.errors;
+    {
+      started: (stack) => {
+        // 50 MB of text (over the server's 10 MB editor limit) and a small binary file.
+        writeFileSync(join(stack.workspace, "huge.log"), Buffer.alloc(50 * 1024 * 1024, "log line\n"));
+        writeFileSync(join(stack.workspace, "blob.bin"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2, 0xff, 0xfe, 0, 0, 9]));
+      },
     },
-    stop: async () => {
-      await stack?.stop();
-    },
-  });
+  );
 
   it("refuses a 50 MB file and shows a binary file read-only, each with the reason", async () => {
+    const { stack, page } = session;
     await startConversation(page, { folder: stack.workspace, policy: "never" });
     const editor = page.locator('[data-pane="editor"]');
     await editor.getByRole("treeitem", { name: "huge.log" }).click();
@@ -61,6 +52,7 @@ describe("bad input and failures", () => {
   });
 
   it("says the connection is lost when the server dies mid-run, and recovers when it returns", async () => {
+    const { stack, page } = session;
     const status = page.getByRole("status", { name: "Conversation status" });
     const chat = page.locator('[data-pane="chat"]');
     await chat.getByLabel("Message to the agent").fill("Print two markers");
@@ -89,6 +81,6 @@ describe("bad input and failures", () => {
 
   it("raised no page errors", () => {
     // A refused file and a lost connection are answers the page handles, not errors.
-    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(session.errors, []);
   });
 });

@@ -15,6 +15,8 @@ describe("an upstream OpenHands agent server as a remote backend", () => {
   /** @type {import("playwright-core").Page} */ let page;
   /** @type {string[]} */ let pageErrors = [];
 
+  // The Stack and the upstream server start side by side (the upstream one takes seconds),
+  // which `stackSession`, starting one Stack, does not do.
   uiSession({
     start: async () => {
       // The local server serves the UI; its scripted LLM is also what the upstream agent calls.

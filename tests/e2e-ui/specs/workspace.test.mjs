@@ -6,55 +6,40 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { eventually, shot, timelineText, uiSession, until, visible } from "../lib/browser.mjs";
-import { Stack } from "../lib/stack.mjs";
+import { eventually, shot, timelineText, until, visible } from "../lib/browser.mjs";
+import { stackSession } from "../lib/session.mjs";
 import { startConversation, statusIs, terminalText, timelineShows } from "../lib/ui.mjs";
 
 describe("a conversation in the workspace", () => {
-  /** @type {Stack} */ let stack;
-  /** @type {import("playwright-core").Page} */ let page;
-  /** @type {string[]} */ let pageErrors = [];
-
-  uiSession({
-    start: async () => {
-      stack = await Stack.start({
-        name: "workspace",
-        files: {
-          "app.py": "greeting = 'hello'\nprint(greeting)\n",
-          "NOTES.md": "# Notes\n\nWritten before the conversation.\n",
-        },
-        script: (ws) => [
+  const session = stackSession({
+    name: "workspace",
+    files: {
+      "app.py": "greeting = 'hello'\nprint(greeting)\n",
+      "NOTES.md": "# Notes\n\nWritten before the conversation.\n",
+    },
+    script: (ws) => [
+      {
+        type: "reply",
+        text: "Let me check the shell first.",
+        // The output (e2e-42) differs from the command text, so seeing it proves the command ran.
+        tool_calls: [{ name: "terminal", arguments: { command: "echo \"e2e-$((6*7))\"", summary: "Print a marker", security_risk: "LOW" } }],
+      },
+      {
+        type: "reply",
+        text: "Now the greeting.",
+        tool_calls: [
           {
-            type: "reply",
-            text: "Let me check the shell first.",
-            // The output (e2e-42) differs from the command text, so seeing it proves the command ran.
-            tool_calls: [{ name: "terminal", arguments: { command: "echo \"e2e-$((6*7))\"", summary: "Print a marker", security_risk: "LOW" } }],
+            name: "file_editor",
+            arguments: { command: "str_replace", path: join(ws, "app.py"), old_str: "greeting = 'hello'", new_str: "greeting = 'hello, tandem'", summary: "Change the greeting", security_risk: "LOW" },
           },
-          {
-            type: "reply",
-            text: "Now the greeting.",
-            tool_calls: [
-              {
-                name: "file_editor",
-                arguments: { command: "str_replace", path: join(ws, "app.py"), old_str: "greeting = 'hello'", new_str: "greeting = 'hello, tandem'", summary: "Change the greeting", security_risk: "LOW" },
-              },
-            ],
-          },
-          { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Done: the greeting now says hello, tandem." } }] },
         ],
-      });
-      return stack.uiUrl;
-    },
-    opened: (ui) => {
-      page = ui.page;
-      pageErrors = ui.errors;
-    },
-    stop: async () => {
-      await stack?.stop();
-    },
+      },
+      { type: "reply", tool_calls: [{ name: "finish", arguments: { message: "Done: the greeting now says hello, tandem." } }] },
+    ],
   });
 
   it("runs the agent from a message and shows its events until it finishes", async () => {
+    const { stack, page } = session;
     await startConversation(page, { folder: stack.workspace, policy: "never" });
     await visible(page.getByText("No events yet.").or(page.locator(".timeline-list .item")), "the empty timeline");
     const composer = page.getByLabel("Message to the agent");
@@ -74,6 +59,7 @@ describe("a conversation in the workspace", () => {
   });
 
   it("shows the agent's edit under Changes and saves a person's edit to disk", async () => {
+    const { stack, page } = session;
     const editor = page.locator('[data-pane="editor"]');
     await editor.getByRole("tab", { name: "Changes" }).click();
     await visible(editor.getByLabel("Changed files").getByText("app.py"), "app.py among the changed files");
@@ -110,6 +96,7 @@ describe("a conversation in the workspace", () => {
   });
 
   it("runs a typed command in the terminal pane and shows its output", async () => {
+    const { stack, page } = session;
     const terminal = page.locator('[data-pane="terminal"]');
     await terminal.getByRole("radio", { name: "My shell" }).click();
     await visible(terminal.getByText("attached"), "the terminal to attach", 20_000);
@@ -130,6 +117,6 @@ describe("a conversation in the workspace", () => {
   });
 
   it("raised no page errors", () => {
-    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(session.errors, []);
   });
 });
