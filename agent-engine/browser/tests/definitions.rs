@@ -8,6 +8,7 @@ use tandem_protocol::tool_io::{self, parameters};
 use tandem_protocol::{
     BrowserGetContentAction, BrowserScrollAction, BrowserSetStorageAction, BrowserTypeAction,
 };
+use tandem_testkit::tool_schema::{strip_descriptions, without_agent_fields};
 
 /// Upstream's browser tools as sent to the LLM: `[{"name", "parameters"}]` in its order.
 const UPSTREAM: &str = include_str!("fixtures/upstream_browser_tools.json");
@@ -23,30 +24,6 @@ fn upstream() -> Vec<(String, Value)> {
             )
         })
         .collect()
-}
-
-/// The schema with every `description` removed.
-fn strip_descriptions(v: &Value) -> Value {
-    match v {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| k.as_str() != "description")
-                .map(|(k, v)| (k.clone(), strip_descriptions(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(strip_descriptions).collect()),
-        other => other.clone(),
-    }
-}
-
-/// Upstream's schema without the `security_risk` and `summary` the agent adds.
-fn without_agent_fields(v: &Value) -> Value {
-    let mut v = v.clone();
-    if let Some(props) = v["properties"].as_object_mut() {
-        props.remove("security_risk");
-        props.remove("summary");
-    }
-    v
 }
 
 #[test]

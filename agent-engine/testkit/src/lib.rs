@@ -6,7 +6,8 @@
 //! checks each protocol's invariants on it (every tool result answers an earlier tool call;
 //! every tool call is answered before the next assistant turn). The `scripted-llm` binary
 //! serves a script file or the [`demo_responder`] for UI tests. [`run_on_terminal`] runs a
-//! program on a real pseudo-terminal.
+//! program on a real pseudo-terminal. [`tool_schema`] compares a tool's argument schema with
+//! upstream's.
 //!
 //! The script types ([`Step`], [`Reply`], ...), the OpenAI Chat rendering and the demo model
 //! live in `tandem-demo`, which release binaries carry for `--llm demo`; this crate builds on
@@ -73,6 +74,7 @@ mod responses;
 mod server;
 pub mod site;
 mod terminal;
+pub mod tool_schema;
 
 pub use server::{CapturedRequest, ScriptedLlmServer, Source, WireProtocol};
 pub use tandem_demo::{

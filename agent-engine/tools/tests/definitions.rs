@@ -2,6 +2,7 @@
 //! are our own words), same names, kinds and security-risk flags, in the default order.
 
 use serde_json::Value;
+use tandem_testkit::tool_schema::{strip_descriptions, without_agent_fields};
 
 /// Upstream's `parameters` per tool, as sent to the LLM (copied from the captured request).
 const UPSTREAM: &str = include_str!("fixtures/upstream_tool_parameters.json");
@@ -9,30 +10,6 @@ const UPSTREAM: &str = include_str!("fixtures/upstream_tool_parameters.json");
 /// Our `parameters` per tool as the model saw them when they were hand-written `json!`, before
 /// they were generated from the action structs: what the model reads must not drift.
 const OURS: &str = include_str!("fixtures/tool_parameters.json");
-
-/// The schema with every `description` removed.
-fn strip_descriptions(v: &Value) -> Value {
-    match v {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| k.as_str() != "description")
-                .map(|(k, v)| (k.clone(), strip_descriptions(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(strip_descriptions).collect()),
-        other => other.clone(),
-    }
-}
-
-/// Upstream's schema without the `security_risk` and `summary` the agent adds.
-fn without_agent_fields(v: &Value) -> Value {
-    let mut v = v.clone();
-    if let Some(props) = v["properties"].as_object_mut() {
-        props.remove("security_risk");
-        props.remove("summary");
-    }
-    v
-}
 
 #[test]
 fn schemas_match_upstream() {
