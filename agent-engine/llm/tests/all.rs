@@ -12,3 +12,12 @@ mod provider_routing;
 mod responses_api;
 mod router;
 mod tokens;
+
+use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
+use tokio_util::sync::CancellationToken;
+
+/// One completion that nothing cancels. Here rather than in tandem-testkit, which never
+/// depends on tandem-llm.
+async fn complete(llm: &impl Llm, request: LlmRequest) -> Result<LlmResponse, LlmError> {
+    llm.completion(request, CancellationToken::new()).await
+}

@@ -7,26 +7,24 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tandem_llm::{AnthropicMessages, Llm, LlmError, LlmRequest, LlmResponse, StreamDelta};
+use tandem_llm::{AnthropicMessages, LlmError, LlmRequest, LlmResponse, StreamDelta};
 use tandem_protocol::{Content, LlmConfig, Message, ThinkingBlock};
 use tandem_testkit::{
     ErrorReply, RawReply, Reply, ScriptedLlmServer, Step, ThinkingSpec, ToolCallSpec, UsageSpec,
+    llm,
 };
-use tokio_util::sync::CancellationToken;
+
+use crate::complete;
 
 const KEY: &str = "sk-ant-test-secret";
 
 fn config(base: &str, retries: u32) -> LlmConfig {
-    let mut config = LlmConfig::new("anthropic/claude-sonnet-4-5");
-    config.base_url = Some(base.to_owned());
-    config.api_key = Some(KEY.to_owned());
-    config.num_retries = retries;
-    config.retry_min_wait = 0.0;
-    config.retry_max_wait = 0.05;
-    config.retry_multiplier = 0.01;
-    config.timeout = Some(10.0);
-    config.max_output_tokens = Some(8000);
-    config
+    LlmConfig {
+        api_key: Some(KEY.to_owned()),
+        num_retries: retries,
+        max_output_tokens: Some(8000),
+        ..llm::config("anthropic/claude-sonnet-4-5", base)
+    }
 }
 
 fn client(server: &ScriptedLlmServer) -> AnthropicMessages {
@@ -39,15 +37,9 @@ fn request() -> LlmRequest {
             Message::system("You are helpful."),
             Message::user("list files"),
         ],
-        tools: vec![json!({"type": "function", "function": {"name": "terminal",
-            "description": "Run a command",
-            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}})],
+        tools: vec![llm::terminal_tool()],
         ..LlmRequest::default()
     }
-}
-
-async fn complete(llm: &AnthropicMessages, request: LlmRequest) -> Result<LlmResponse, LlmError> {
-    llm.completion(request, CancellationToken::new()).await
 }
 
 fn thinking_tool_step(signature: &str) -> Step {

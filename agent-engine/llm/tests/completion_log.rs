@@ -33,10 +33,10 @@ async fn every_call_is_logged_masked() {
     ]);
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("completions");
-    let mut config = LlmConfig::new("openai/gpt-4o");
-    config.base_url = Some(server.base_url());
-    config.api_key = Some(KEY.into());
-    config.num_retries = 0;
+    let config = LlmConfig {
+        api_key: Some(KEY.into()),
+        ..server.llm_config("openai/gpt-4o")
+    };
     let llm = LoggingLlm::new(OpenAiChat::new(config).unwrap(), &folder)
         .with_secrets([SECRET])
         .with_masker(|t| t.replace("project-x", "<masked>"));

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use tandem_llm::{Llm, LlmRequest, OpenAiChat};
-use tandem_protocol::{Content, LlmConfig, Message};
+use tandem_protocol::{Content, Message};
 use tandem_testkit::{ScriptedLlmServer, demo_responder};
 use tokio_util::sync::CancellationToken;
 
@@ -11,10 +11,7 @@ use tokio_util::sync::CancellationToken;
 async fn demo_tour_through_the_client() {
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedLlmServer::with_responder(demo_responder());
-    let mut config = LlmConfig::new("openai/tandem-demo");
-    config.base_url = Some(server.base_url());
-    config.num_retries = 0;
-    let llm = OpenAiChat::new(config).unwrap();
+    let llm = OpenAiChat::new(server.llm_config("openai/tandem-demo")).unwrap();
     let tools: Vec<_> = ["terminal", "file_editor", "task_tracker", "finish"]
         .iter()
         .map(|name| json!({"type": "function", "function": {"name": name, "parameters": {}}}))

@@ -5,23 +5,20 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse, OpenAiChat, StreamDelta};
+use tandem_llm::{Llm, LlmError, LlmRequest, OpenAiChat, StreamDelta};
 use tandem_protocol::{Content, LlmConfig, Message, MessageToolCall, Role};
-use tandem_testkit::{ErrorReply, Reply, ScriptedLlmServer, Step, ToolCallSpec, UsageSpec};
+use tandem_testkit::{ErrorReply, Reply, ScriptedLlmServer, Step, ToolCallSpec, UsageSpec, llm};
 use tokio_util::sync::CancellationToken;
+
+use crate::complete;
 
 const KEY: &str = "sk-test-very-secret-key";
 
 fn config(base_url: &str) -> LlmConfig {
-    let mut config = LlmConfig::new("openai/fake");
-    config.base_url = Some(base_url.to_owned());
-    config.api_key = Some(KEY.to_owned());
-    config.num_retries = 0;
-    config.retry_min_wait = 0.0;
-    config.retry_max_wait = 0.05;
-    config.retry_multiplier = 0.01;
-    config.timeout = Some(10.0);
-    config
+    LlmConfig {
+        api_key: Some(KEY.to_owned()),
+        ..llm::config("openai/fake", base_url)
+    }
 }
 
 fn client(server: &ScriptedLlmServer) -> OpenAiChat {
@@ -34,23 +31,12 @@ fn retrying_client(server: &ScriptedLlmServer, retries: u32) -> OpenAiChat {
     OpenAiChat::new(config).unwrap()
 }
 
-fn tools() -> Vec<Value> {
-    vec![json!({"type": "function", "function": {
-        "name": "terminal", "description": "Run a command",
-        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
-    }})]
-}
-
 fn request() -> LlmRequest {
     LlmRequest {
         messages: vec![Message::system("You are helpful."), Message::user("hi")],
-        tools: tools(),
+        tools: vec![llm::terminal_tool()],
         ..LlmRequest::default()
     }
-}
-
-async fn complete(llm: &OpenAiChat, request: LlmRequest) -> Result<LlmResponse, LlmError> {
-    llm.completion(request, CancellationToken::new()).await
 }
 
 #[tokio::test]
@@ -740,7 +726,7 @@ async fn exact_request_body_and_headers() {
                 vec![Content::text("hello\n[Command finished with exit code 0]")],
             ),
         ],
-        tools: tools(),
+        tools: vec![llm::terminal_tool()],
         prompt_cache_key: Some("f3f1b9f3-463b-4c9e-8fd1-43761f3455e9".into()),
         on_delta: None,
         on_retry: None,
@@ -759,7 +745,7 @@ async fn exact_request_body_and_headers() {
                 {"role": "tool", "tool_call_id": "call_1", "name": "terminal",
                     "content": [{"type": "text", "text": "hello\n[Command finished with exit code 0]"}]},
             ],
-            "tools": tools(),
+            "tools": [llm::terminal_tool()],
             "prompt_cache_key": "f3f1b9f3-463b-4c9e-8fd1-43761f3455e9",
             "temperature": 0.5,
             "top_p": 0.9,

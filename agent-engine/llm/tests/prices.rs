@@ -163,10 +163,7 @@ async fn the_openai_client_prices_its_calls() {
         }),
         ..Reply::default()
     })]);
-    let mut config = LlmConfig::new("openai/gpt-4o");
-    config.base_url = Some(server.base_url());
-    config.num_retries = 0;
-    let llm = OpenAiChat::new(config).unwrap();
+    let llm = OpenAiChat::new(server.llm_config("openai/gpt-4o")).unwrap();
     let request = LlmRequest {
         messages: vec![Message::user("hello")],
         ..LlmRequest::default()

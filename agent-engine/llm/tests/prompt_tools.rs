@@ -216,10 +216,10 @@ fn which_models_need_prompt_tools() {
 }
 
 fn client(server: &ScriptedLlmServer) -> PromptToolCalling<OpenAiChat> {
-    let mut config = LlmConfig::new("openai/no-tools-model");
-    config.base_url = Some(server.base_url());
-    config.num_retries = 0;
-    config.native_tool_calling = Some(false);
+    let config = LlmConfig {
+        native_tool_calling: Some(false),
+        ..server.llm_config("openai/no-tools-model")
+    };
     PromptToolCalling::new(OpenAiChat::new(config).unwrap())
 }
 

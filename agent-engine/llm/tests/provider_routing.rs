@@ -9,17 +9,13 @@ use tandem_testkit::{ScriptedLlmServer, Step};
 use tokio_util::sync::CancellationToken;
 
 fn config(model: &str, server: &ScriptedLlmServer) -> LlmConfig {
-    let mut config = LlmConfig::new(model);
-    config.base_url = Some(if model.starts_with("anthropic/") {
-        server.anthropic_base_url()
-    } else {
-        server.base_url()
-    });
-    config.api_key = Some("k".into());
-    config.num_retries = 0;
-    config.max_message_chars = Some(20);
-    config.seed = Some(7);
-    config.extra_headers = Some([("x-team".to_owned(), "tandem".to_owned())].into());
+    let mut config = LlmConfig {
+        api_key: Some("k".into()),
+        max_message_chars: Some(20),
+        seed: Some(7),
+        extra_headers: Some([("x-team".to_owned(), "tandem".to_owned())].into()),
+        ..server.llm_config(model)
+    };
     config.extra.insert(
         "litellm_extra_body".into(),
         json!({"metadata": {"run": "r1"}}),

@@ -7,25 +7,23 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse, OpenAiResponses, StreamDelta};
+use tandem_llm::{LlmError, LlmRequest, LlmResponse, OpenAiResponses, StreamDelta};
 use tandem_protocol::{Content, LlmConfig, Message};
 use tandem_testkit::{
-    ErrorReply, RawReply, Reply, ScriptedLlmServer, Step, ToolCallSpec, UsageSpec,
+    ErrorReply, RawReply, Reply, ScriptedLlmServer, Step, ToolCallSpec, UsageSpec, llm,
 };
-use tokio_util::sync::CancellationToken;
+
+use crate::complete;
 
 const KEY: &str = "sk-test-responses";
 
 fn config(base: &str, retries: u32) -> LlmConfig {
-    let mut config = LlmConfig::new("openai/gpt-5-codex");
-    config.base_url = Some(base.to_owned());
-    config.api_key = Some(KEY.to_owned());
-    config.num_retries = retries;
-    config.retry_min_wait = 0.0;
-    config.retry_max_wait = 0.05;
-    config.retry_multiplier = 0.01;
-    config.timeout = Some(10.0);
-    config.reasoning_effort = Some("high".into());
+    let mut config = LlmConfig {
+        api_key: Some(KEY.to_owned()),
+        num_retries: retries,
+        reasoning_effort: Some("high".into()),
+        ..llm::config("openai/gpt-5-codex", base)
+    };
     config
         .extra
         .insert("reasoning_summary".into(), json!("detailed"));
@@ -42,16 +40,10 @@ fn request() -> LlmRequest {
             Message::system("You are helpful."),
             Message::user("list files"),
         ],
-        tools: vec![json!({"type": "function", "function": {"name": "terminal",
-            "description": "Run a command",
-            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}})],
+        tools: vec![llm::terminal_tool()],
         prompt_cache_key: Some("conv-1".into()),
         ..LlmRequest::default()
     }
-}
-
-async fn complete(llm: &OpenAiResponses, request: LlmRequest) -> Result<LlmResponse, LlmError> {
-    llm.completion(request, CancellationToken::new()).await
 }
 
 fn reasoning_tool_step() -> Step {

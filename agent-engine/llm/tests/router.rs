@@ -138,10 +138,7 @@ async fn multimodal_router_through_real_clients() {
     let vision_server = ScriptedLlmServer::start(vec![Step::text("a cat")]);
     let text_server = ScriptedLlmServer::start(vec![Step::text("hello")]);
     let client = |model: &str, server: &ScriptedLlmServer| -> Arc<dyn Llm> {
-        let mut config = LlmConfig::new(model);
-        config.base_url = Some(server.base_url());
-        config.num_retries = 0;
-        Arc::new(OpenAiChat::new(config).unwrap())
+        Arc::new(OpenAiChat::new(server.llm_config(model)).unwrap())
     };
     let router = MultimodalRouter::new(
         client("openai/vision", &vision_server),
@@ -281,12 +278,10 @@ async fn fallback_through_real_clients_after_their_retries() {
     ]);
     let up = ScriptedLlmServer::start(vec![Step::text("served by the backup")]);
     let client = |model: &str, server: &ScriptedLlmServer| -> Arc<dyn Llm> {
-        let mut config = LlmConfig::new(model);
-        config.base_url = Some(server.base_url());
-        config.num_retries = 1;
-        config.retry_min_wait = 0.0;
-        config.retry_max_wait = 0.01;
-        config.retry_multiplier = 0.01;
+        let config = LlmConfig {
+            num_retries: 1,
+            ..server.llm_config(model)
+        };
         Arc::new(OpenAiChat::new(config).unwrap())
     };
     let router = FallbackRouter::new(vec![

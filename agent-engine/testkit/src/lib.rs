@@ -6,14 +6,16 @@
 //! checks each protocol's invariants on it (every tool result answers an earlier tool call;
 //! every tool call is answered before the next assistant turn). The `scripted-llm` binary
 //! serves a script file or the [`demo_responder`] for UI tests. [`run_on_terminal`] runs a
-//! program on a real pseudo-terminal. [`tool_schema`] compares a tool's argument schema with
-//! upstream's.
+//! program on a real pseudo-terminal. [`llm`] has the configuration that points an LLM client
+//! at the server and fails fast ([`ScriptedLlmServer::llm_config`]), and the tool its requests
+//! offer; [`tool_schema`] compares a tool's argument schema with upstream's.
 //!
 //! The script types ([`Step`], [`Reply`], ...), the OpenAI Chat rendering and the demo model
 //! live in `tandem-demo`, which release binaries carry for `--llm demo`; this crate builds on
 //! them and re-exports them. Nothing but tests, benchmarks and the `scripted-llm` binary may
-//! depend on this crate: it is a dev-dependency everywhere. It depends on `tandem-demo` only
-//! (never on `tandem-llm`, which tests against it). Entry points:
+//! depend on this crate: it is a dev-dependency everywhere. Of Tandem's crates it depends on
+//! `tandem-demo` and `tandem-protocol` only (never on `tandem-llm`, which tests against it, so
+//! its helpers take and return protocol types and JSON). Entry points:
 //! [`ScriptedLlmServer::start`], [`ScriptedLlmServer::with_responder`], [`Step`],
 //! [`demo_responder`].
 //!
@@ -69,6 +71,7 @@
 mod anthropic;
 pub mod fixtures;
 mod invariants;
+pub mod llm;
 pub mod mcp_servers;
 mod responses;
 mod server;

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tandem_demo::http::{BackgroundServer, json_response, sleep_ms, sse_response, text_response};
 use tandem_demo::openai_chat::{Rendered, RequestShape, error_body};
 use tandem_demo::{ErrorReply, RawReply, Reply, Responder, Script, Step};
+use tandem_protocol::LlmConfig;
 
 use crate::invariants::check_request;
 use crate::{anthropic, responses};
@@ -212,6 +213,17 @@ impl ScriptedLlmServer {
     /// The Anthropic base URL, e.g. `http://127.0.0.1:41234` (the client adds `/v1/messages`).
     pub fn anthropic_base_url(&self) -> String {
         format!("http://{}", self.server.addr())
+    }
+
+    /// [`llm::config`](crate::llm::config) of `model` sending here: to the Anthropic base URL
+    /// for `anthropic/` models (the protocol `tandem-llm` picks for them), else the OpenAI one.
+    pub fn llm_config(&self, model: &str) -> LlmConfig {
+        let base_url = if model.starts_with("anthropic/") {
+            self.anthropic_base_url()
+        } else {
+            self.base_url()
+        };
+        crate::llm::config(model, &base_url)
     }
 
     /// Bodies of every completion request received (any protocol), in order.
