@@ -12,6 +12,8 @@ use tandem_sdk::ConversationClient;
 use tandem_sdk::remote::{RemoteConversationOptions, RemoteWorkspace};
 use tandem_testkit::{Script, ScriptedLlmServer, Step, run_on_terminal};
 
+use crate::tandem;
+
 fn script() -> Script {
     Script::new([
         Step::tool_call(
@@ -21,17 +23,6 @@ fn script() -> Script {
         Step::tool_call("finish", json!({"message": "all done"})),
     ])
     .with_no_tools_text("Remote CLI")
-}
-
-fn tandem(home: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(tandem_bin().unwrap())
-        .args(args)
-        .env("TANDEM_HOME", home)
-        .env_remove("TANDEM_SERVER_URL")
-        .env_remove("TANDEM_SESSION_KEY")
-        .env_remove("LLM_MODEL")
-        .output()
-        .unwrap()
 }
 
 #[test]
@@ -247,7 +238,6 @@ fn on_a_terminal_an_edited_command_runs_on_the_server_instead_of_the_agent_s() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let w = work.to_string_lossy().into_owned();
     let server = TandemServer::start(&dir.path().join("server-home"), &[])
         .unwrap_or_else(|e| panic!("{e:#}"));
     let llm = ScriptedLlmServer::start(
@@ -260,21 +250,14 @@ fn on_a_terminal_an_edited_command_runs_on_the_server_instead_of_the_agent_s() {
         ])
         .with_no_tools_text("Remote edit"),
     );
-    let line = format!(
-        "'{}' run 'make a file' --confirm always --workspace '{w}' --model openai/fake --base-url '{}' --api-key x --server '{}' --session-key '{KEY}'",
-        tandem_bin().unwrap().display(),
-        llm.base_url(),
-        server.url
-    );
     // On a real terminal the answers wait until asked: "e" (edit), then the command instead.
-    let mut env = Command::new("tandem");
-    env.env("TANDEM_HOME", dir.path().join("cli-home"))
-        .env_remove("LLM_MODEL");
-    let out = run_on_terminal(
-        &env,
-        &line,
+    let out = run_on_a_terminal(
+        &dir,
+        "make a file",
+        &work,
+        &llm,
+        Some(&server),
         b"e\ntouch edited-marker && echo edited-$((3+4))\n",
-        Duration::from_secs(60),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -18,18 +18,7 @@ use tandem_e2e::tandem_bin;
 use tandem_testkit::{Script, ScriptedLlmServer, Step};
 use tokio_tungstenite::tungstenite::Message as Ws;
 
-pub(crate) fn tandem(home: &Path, args: &[&str]) -> Output {
-    Command::new(tandem_bin().unwrap())
-        .args(args)
-        .env("TANDEM_HOME", home)
-        .env_remove("TANDEM_SERVER_URL")
-        .env_remove("TANDEM_SESSION_KEY")
-        .env_remove("LLM_MODEL")
-        .env_remove("LLM_BASE_URL")
-        .env_remove("LLM_API_KEY")
-        .output()
-        .unwrap()
-}
+use crate::tandem;
 
 pub(crate) fn text(out: &Output) -> String {
     format!(
