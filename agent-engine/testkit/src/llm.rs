@@ -7,8 +7,9 @@ use tandem_protocol::LlmConfig;
 
 /// `model` sending to `base_url`, failing fast: no retries (a test that wants them sets
 /// `num_retries`, and then waits tens of milliseconds between attempts, not seconds) and a
-/// 10 s timeout, so a request nobody answers fails the test instead of stalling it for the
-/// default 300 s. No API key: a test that checks the key sets its own.
+/// 60 s timeout, so a request nobody answers fails the test instead of stalling it for the
+/// default 300 s, while a loaded machine still gets its answers. No API key: a test that
+/// checks the key sets its own.
 pub fn config(model: &str, base_url: &str) -> LlmConfig {
     LlmConfig {
         base_url: Some(base_url.to_owned()),
@@ -16,7 +17,7 @@ pub fn config(model: &str, base_url: &str) -> LlmConfig {
         retry_min_wait: 0.0,
         retry_max_wait: 0.05,
         retry_multiplier: 0.01,
-        timeout: Some(10.0),
+        timeout: Some(60.0),
         ..LlmConfig::new(model)
     }
 }
