@@ -7,6 +7,8 @@
 //!   `<server>_<tool>` with several.
 //! - Each call has a per-call timeout; a server that died is restarted; closing a tool (when its
 //!   conversation closes) kills the server's process group.
+//! - [`register`] plugs it into a host's tool catalog as the source of a spec's `mcp_config`
+//!   (as `tandem_browser::register` plugs in the browser).
 //! - [`test_server`] connects to one server and lists its tools (`POST /api/mcp/test`).
 //!
 //! The MCP library (rmcp) stays behind [`McpConnection`].
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tandem_sdk::Tool;
+use tandem_sdk::{Tool, ToolCatalog, ToolEnv};
 
 mod config;
 mod connection;
@@ -74,6 +76,28 @@ impl std::fmt::Debug for McpWarnings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("McpWarnings")
     }
+}
+
+/// Registers the MCP client as `catalog`'s source for an agent spec's `mcp_config`: its servers
+/// start (all at once) in the conversation's workspace and their tools join the agent's. A
+/// server that fails costs only its tools: its warning goes to the log and to the host's
+/// [`McpWarnings`] in the tool environment.
+pub fn register(catalog: &mut ToolCatalog) {
+    catalog.register_source("mcp_config", |config, env: ToolEnv| {
+        Box::pin(async move {
+            let options = McpOptions {
+                working_dir: Some(env.working_dir.clone()),
+                ..Default::default()
+            };
+            let loaded = load_tools(&config, &options)
+                .await
+                .map_err(|e| e.to_string())?;
+            if let Some(sink) = env.get::<McpWarnings>() {
+                loaded.warnings.iter().for_each(|w| (sink.0)(w));
+            }
+            Ok(loaded.agent_tools())
+        })
+    });
 }
 
 /// What [`load_tools`] made.

@@ -7,8 +7,9 @@
 //!
 //! Depends on `tandem-sdk` (the [`Tool`] trait) and `tandem-protocol`; never
 //! on servers or the desktop host. Entry points: [`builtin_catalog`], every built-in tool by the
-//! name an agent spec gives it (hosts use `tandem_host::catalog`, which adds the browser's), and [`resolve_tools`], which makes a spec's tools through a catalog (the
-//! same way in `tandem run`, the server and the desktop); [`default_tools`] is the preset the
+//! name an agent spec gives it (hosts use `tandem_host::catalog`, which adds the browser's and
+//! the MCP client as the source of a spec's `mcp_config`), and [`resolve_tools`], which makes a
+//! spec's tools through a catalog (the same way in `tandem run`, the server and the desktop); [`default_tools`] is the preset the
 //! default agent runs with (`terminal`, `file_editor`, `task_tracker`, `finish`, `think`).
 
 use std::sync::Arc;

@@ -67,7 +67,7 @@ pub async fn resolve_tools(
             }
         }
     }
-    add(&mut tools, mcp_tools(spec, &env).await?);
+    add(&mut tools, mcp_tools(spec, catalog, &env).await?);
     if let Some(pattern) = spec.filter_tools_regex.as_deref() {
         let re = filter_regex(pattern)?;
         tools.retain(|t| re.is_match(&t.definition().name).unwrap_or(false));
@@ -95,24 +95,33 @@ pub async fn resolve_tools(
     Ok(tools)
 }
 
-/// The tools of the spec's MCP servers (all connected at once). A server that fails costs only
-/// its tools: its warning goes to the log and to the host's [`tandem_mcp::McpWarnings`].
-async fn mcp_tools(spec: &AgentSpec, env: &ToolEnv) -> Result<Vec<Arc<dyn Tool>>, ResolveError> {
+/// The tools of the spec's MCP servers, from the catalog's `mcp_config` source (the host
+/// registers `tandem_mcp::register`). A spec with servers and a catalog without that source is an
+/// error, not a spec quietly missing its tools.
+async fn mcp_tools(
+    spec: &AgentSpec,
+    catalog: &ToolCatalog,
+    env: &ToolEnv,
+) -> Result<Vec<Arc<dyn Tool>>, ResolveError> {
     let Some(config) = spec.mcp_config.as_ref() else {
         return Ok(Vec::new());
     };
-    let options = tandem_mcp::McpOptions {
-        working_dir: Some(env.working_dir.clone()),
-        ..Default::default()
-    };
-    let loaded = tandem_mcp::load_tools(config, &options)
+    match catalog
+        .make_from_field(MCP_CONFIG, config.clone(), env.clone())
         .await
-        .map_err(|e| ResolveError::at(&["mcp_config"], e.to_string(), config.clone()))?;
-    if let Some(sink) = env.get::<tandem_mcp::McpWarnings>() {
-        loaded.warnings.iter().for_each(|w| (sink.0)(w));
+    {
+        Some(Ok(tools)) => Ok(tools),
+        Some(Err(reason)) => Err(ResolveError::at(&[MCP_CONFIG], reason, config.clone())),
+        None => Err(ResolveError::at(
+            &[MCP_CONFIG],
+            "this host has no MCP client: its tool catalog has no `mcp_config` source".to_owned(),
+            config.clone(),
+        )),
     }
-    Ok(loaded.agent_tools())
 }
+
+/// The agent spec's field naming MCP servers.
+const MCP_CONFIG: &str = "mcp_config";
 
 /// `filter_tools_regex` as upstream applies it (Python's `re.match`: anchored at the start,
 /// lookarounds allowed).
@@ -133,5 +142,63 @@ fn add(tools: &mut Vec<Arc<dyn Tool>>, made: Vec<Arc<dyn Tool>>) {
         if !tools.iter().any(|have| &have.definition().name == name) {
             tools.push(t);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tandem_protocol::LlmConfig;
+
+    use super::*;
+    use crate::{ThinkTool, builtin_catalog};
+
+    fn spec_with_servers() -> AgentSpec {
+        let mut spec = AgentSpec::default_for(LlmConfig::new("none"));
+        spec.tools.clear();
+        spec.include_default_tools.clear();
+        spec.mcp_config = Some(json!({"mcpServers": {"one": {"command": "true"}}}));
+        spec
+    }
+
+    #[tokio::test]
+    async fn servers_without_an_mcp_source_are_refused_by_name() {
+        let env = ToolEnv::new(std::env::temp_dir());
+        let err = resolve_tools(&spec_with_servers(), &builtin_catalog(), env)
+            .await
+            .err()
+            .expect("refused");
+        assert_eq!(err.path, ["mcp_config"]);
+        assert!(err.message.contains("no MCP client"), "{}", err.message);
+    }
+
+    #[tokio::test]
+    async fn the_mcp_source_gets_the_config_and_its_tools_join() {
+        let mut catalog = builtin_catalog();
+        catalog.register_source("mcp_config", |config, _| {
+            let made = if config["mcpServers"]["one"].is_object() {
+                Ok(vec![Arc::new(ThinkTool::new()) as Arc<dyn Tool>])
+            } else {
+                Err("no server `one`".to_owned())
+            };
+            Box::pin(std::future::ready(made))
+        });
+        let env = ToolEnv::new(std::env::temp_dir());
+        let tools = resolve_tools(&spec_with_servers(), &catalog, env.clone())
+            .await
+            .expect("made");
+        let names: Vec<_> = tools.iter().map(|t| t.definition().name.clone()).collect();
+        assert_eq!(names, ["think"]);
+
+        let mut spec = spec_with_servers();
+        spec.mcp_config = Some(json!({"mcpServers": {}}));
+        let err = resolve_tools(&spec, &catalog, env)
+            .await
+            .err()
+            .expect("refused");
+        assert_eq!(
+            (err.path, err.message),
+            (vec!["mcp_config".to_owned()], "no server `one`".to_owned())
+        );
     }
 }

@@ -6,6 +6,11 @@
 //! Objects a tool must share with its host (the terminal the PTY socket attaches to, the browser
 //! the live view shows, the launcher of sub-conversations) travel in the [`ToolEnv`] as typed
 //! services, so factories stay free of host types.
+//!
+//! Tools a spec brings by a field of its own rather than by a `tools` entry (the servers of its
+//! `mcp_config`) come from a *source* registered under that field's name, so the MCP client plugs
+//! in the way the browser does: a host registers it, and a host that did not refuses such a spec
+//! by name instead of dropping its tools.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -75,15 +80,18 @@ pub type MadeTools = Result<Vec<Arc<dyn Tool>>, String>;
 
 type Factory = dyn Fn(Extra, ToolEnv) -> BoxFuture<'static, MadeTools> + Send + Sync;
 
+type Source = dyn Fn(serde_json::Value, ToolEnv) -> BoxFuture<'static, MadeTools> + Send + Sync;
+
 struct Entry {
     names: Vec<String>,
     make: Arc<Factory>,
 }
 
-/// Tool factories by spec name. Cloning shares the factories.
+/// Tool factories by spec name, and tool sources by spec field. Cloning shares them.
 #[derive(Clone, Default)]
 pub struct ToolCatalog {
     entries: Vec<Arc<Entry>>,
+    sources: HashMap<String, Arc<Source>>,
 }
 
 impl std::fmt::Debug for ToolCatalog {
@@ -124,6 +132,27 @@ impl ToolCatalog {
             let made = make(&params, &env).map(|t| vec![t]);
             Box::pin(std::future::ready(made))
         });
+    }
+
+    /// Registers the source of the tools an agent spec's `field` (e.g. `mcp_config`) brings: it
+    /// gets the field's value when the spec has one. A later registration replaces the earlier.
+    pub fn register_source<F>(&mut self, field: &str, make: F)
+    where
+        F: Fn(serde_json::Value, ToolEnv) -> BoxFuture<'static, MadeTools> + Send + Sync + 'static,
+    {
+        self.sources.insert(field.to_owned(), Arc::new(make));
+    }
+
+    /// Makes the tools the spec field `field` with value `value` brings; `None` when no source
+    /// is registered for that field.
+    pub async fn make_from_field(
+        &self,
+        field: &str,
+        value: serde_json::Value,
+        env: ToolEnv,
+    ) -> Option<MadeTools> {
+        let make = Arc::clone(self.sources.get(field)?);
+        Some(make(value, env).await)
     }
 
     /// The canonical names, in registration order.
