@@ -125,16 +125,14 @@ impl Limits {
         }
         spec.env = forwarded_env(|name| std::env::var(name).ok());
         for name in LLM_ENV {
-            if let Ok(v) = std::env::var(name)
-                && !v.is_empty()
-            {
+            if let Some(v) = tandem_host::env::var(name) {
                 spec.env.push((name.to_owned(), v));
             }
         }
         // The provider's variable (OPENAI_API_KEY, ...) as the LLM's key: it goes with the LLM
         // settings into the server's file, never into the container's environment.
         if !spec.env.iter().any(|(k, _)| k == "LLM_API_KEY")
-            && let Ok(model) = std::env::var("LLM_MODEL")
+            && let Some(model) = tandem_host::env::var("LLM_MODEL")
             && let Some(key) = tandem_host::env::env_key_for(&model)
         {
             spec.env.push(("LLM_API_KEY".to_owned(), key));
@@ -341,7 +339,7 @@ pub async fn run(
         .llm
         .base_url
         .clone()
-        .or_else(|| std::env::var("LLM_BASE_URL").ok())
+        .or_else(|| tandem_host::env::var("LLM_BASE_URL"))
         .or_else(|| settings.llm.base_url.clone());
     if let Some(from) = base
         && let Some(to) = sandboxes.url_inside(&from).await
