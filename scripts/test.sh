@@ -7,7 +7,8 @@
 #   scripts/test.sh --ui         the UI: build, API types and bindings current, typecheck,
 #                                Vitest and the Playwright end-to-end specs
 #   scripts/test.sh -p CRATE ... fmt, then clippy and the tests of those crates only; what
-#                                follows `--` filters the tests (nextest's filter syntax)
+#                                follows `--` goes to the test runner: a name substring
+#                                (`-- mcp`) or a nextest expression (`-- -E "test(mcp)"`)
 #
 # The parts keep CI's strictness (warnings are errors; the sandbox tests and the MCP tests fail,
 # not skip, without Docker or the npm servers).
@@ -15,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
