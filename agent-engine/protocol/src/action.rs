@@ -6,6 +6,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::kind::tagged_enum;
 use crate::{
@@ -20,7 +21,7 @@ use crate::{
 ///
 /// Also the `terminal` tool's input: the field docs below are the argument descriptions the
 /// model reads (see [`crate::tool_io`]).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct TerminalAction {
     /// The bash command to run. Leave empty to wait for more output of a command that returned
     /// exit code -1. With `is_input=true`: text to type into the running process (Enter is
@@ -45,6 +46,7 @@ pub struct TerminalAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -52,7 +54,7 @@ pub struct TerminalAction {
 ///
 /// Also the `file_editor` tool's input: the field docs below are the argument descriptions the
 /// model reads.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct FileEditorAction {
     /// What to do: `view`, `create`, `str_replace`, `insert` or `undo_edit`.
     // A string, not a Rust enum, so a logged action with a command this version lacks still
@@ -81,6 +83,7 @@ pub struct FileEditorAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -91,7 +94,7 @@ impl FileEditorAction {
 }
 
 /// One entry of the task tracker's list.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct TaskItem {
     /// Short name of the task.
     pub title: String,
@@ -117,7 +120,7 @@ fn todo() -> String {
 ///
 /// Also the `task_tracker` tool's input: the field docs below are the argument descriptions
 /// the model reads.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct TaskTrackerAction {
     /// `view` shows the list; `plan` replaces it with `task_list`. View the list before changing
     /// it.
@@ -130,6 +133,7 @@ pub struct TaskTrackerAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -143,24 +147,26 @@ fn view() -> String {
 }
 
 /// Think out loud; changes nothing. Also the `think` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct ThinkAction {
     /// What you are thinking.
     pub thought: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// End the task with a message to the user. Also the `finish` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct FinishAction {
     /// The final message for the user.
     pub message: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 

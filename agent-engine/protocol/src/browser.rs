@@ -7,11 +7,12 @@
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::{Content, Extra};
 
 /// Open a URL in the current tab or a new one. The `browser_navigate` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserNavigateAction {
     /// The full URL to open, with its scheme, e.g. `https://example.com/login`.
     pub url: String,
@@ -21,11 +22,12 @@ pub struct BrowserNavigateAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Click an interactive element. The `browser_click` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserClickAction {
     /// The element's index, as listed by the latest `browser_get_state`.
     pub index: i64,
@@ -35,11 +37,12 @@ pub struct BrowserClickAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Type text into an input element. The `browser_type` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserTypeAction {
     /// The input element's index, as listed by the latest `browser_get_state`.
     pub index: i64,
@@ -48,11 +51,12 @@ pub struct BrowserTypeAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Read the current page's interactive elements. The `browser_get_state` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserGetStateAction {
     /// True to also take a screenshot of the visible part of the page. Default false.
     #[serde(default)]
@@ -60,11 +64,12 @@ pub struct BrowserGetStateAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Read the current page's main content as markdown. The `browser_get_content` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserGetContentAction {
     /// True to keep the links' URLs in the markdown. Default false.
     #[serde(default)]
@@ -76,11 +81,12 @@ pub struct BrowserGetContentAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Scroll the page by one screen. The `browser_scroll` tool's input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserScrollAction {
     /// Which way to scroll: `up` or `down`. Default `down`.
     // A string, not a Rust enum, for the same reason as `FileEditorAction::command`.
@@ -90,6 +96,7 @@ pub struct BrowserScrollAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -112,59 +119,64 @@ fn down() -> String {
 }
 
 /// Go back one page in the current tab's history. The `browser_go_back` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 #[schemars(transform = no_arguments)]
 pub struct BrowserGoBackAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// List the open tabs. The `browser_list_tabs` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 #[schemars(transform = no_arguments)]
 pub struct BrowserListTabsAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Make another tab the current one. The `browser_switch_tab` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserSwitchTabAction {
     /// The tab's 4-character id, as listed by `browser_list_tabs`.
     pub tab_id: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Close a tab. The `browser_close_tab` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserCloseTabAction {
     /// The tab's 4-character id, as listed by `browser_list_tabs`.
     pub tab_id: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Read the cookies and the local and session storage. The `browser_get_storage` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 #[schemars(transform = no_arguments)]
 pub struct BrowserGetStorageAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Restore cookies and storage. The `browser_set_storage` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserSetStorageAction {
     /// The storage to set: an object with `cookies` (a list of cookie objects) and `origins`
     /// (a list of objects with `origin`, `localStorage` and `sessionStorage`), in the shape
@@ -174,6 +186,7 @@ pub struct BrowserSetStorageAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -193,28 +206,30 @@ fn any_object(_: &mut SchemaGenerator) -> Schema {
 
 /// Start recording the session's page events to files. The `browser_start_recording` tool's
 /// input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 #[schemars(transform = no_arguments)]
 pub struct BrowserStartRecordingAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Stop the recording and save what is left. The `browser_stop_recording` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 #[schemars(transform = no_arguments)]
 pub struct BrowserStopRecordingAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Ask a person to take over the browser (Tandem's own tool, `browser_request_handoff`): the
 /// observation arrives when the person hands control back.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct BrowserRequestHandoffAction {
     /// What the person should do and why you cannot, e.g. "log in to the shop with your
     /// account" or "solve the CAPTCHA on the sign-up page".
@@ -222,11 +237,12 @@ pub struct BrowserRequestHandoffAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// What a browser tool returned.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct BrowserObservation {
     /// What the model reads.
     #[serde(default)]
@@ -242,5 +258,6 @@ pub struct BrowserObservation {
     pub full_output_save_dir: Option<String>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }

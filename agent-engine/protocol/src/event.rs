@@ -60,7 +60,7 @@ pub fn now_timestamp() -> String {
 }
 
 /// The system prompt and the tools offered to the model; the first event of a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SystemPromptEvent {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -75,11 +75,12 @@ pub struct SystemPromptEvent {
     pub dynamic_context: Option<TextContent>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// A chat message from the user or a text reply from the agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct MessageEvent {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -103,11 +104,12 @@ pub struct MessageEvent {
     pub critic_result: Option<serde_json::Value>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// A tool call the agent made. `action` is absent when the call could not be parsed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ActionEvent {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -146,11 +148,12 @@ pub struct ActionEvent {
     pub summary: Option<String>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// What a tool returned for an action.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ObservationEvent {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -168,11 +171,12 @@ pub struct ObservationEvent {
     pub extended_content: Vec<Content>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// How an error should be treated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorClassification {
     /// `agent_action`, `transient`, `internal`, `auth`, ...
     pub kind: String,
@@ -214,7 +218,7 @@ impl ErrorClassification {
 
 /// An error the model sees as the result of its tool call (unknown tool, malformed arguments,
 /// a restart while the tool ran). The loop continues.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AgentErrorEvent {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -230,11 +234,12 @@ pub struct AgentErrorEvent {
     pub classification: Option<ErrorClassification>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// The user rejected a pending action; the tool never ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct UserRejectObservation {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -253,6 +258,7 @@ pub struct UserRejectObservation {
     pub action_id: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -266,13 +272,14 @@ fn user() -> String {
 macro_rules! bare_event {
     ($($(#[$m:meta])* $name:ident,)*) => {$(
         $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
         pub struct $name {
             #[serde(flatten)]
             #[allow(missing_docs)]
             pub base: EventBase,
             /// Fields this version does not know, kept verbatim.
             #[serde(flatten)]
+            #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
             pub extra: Extra,
         }
 
@@ -295,7 +302,7 @@ bare_event! {
 }
 
 /// The run stopped on an error outside the model's control (LLM failure, budget, ...).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ConversationErrorEvent {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -309,12 +316,13 @@ pub struct ConversationErrorEvent {
     pub classification: Option<ErrorClassification>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Older events were summarised; the LLM view drops `forgotten_event_ids` and inserts the
 /// summary at `summary_offset`. The log itself keeps everything.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Condensation {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -333,13 +341,14 @@ pub struct Condensation {
     pub llm_response_id: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// A change to one field of the conversation state (`key` = field, `value` = new value), or
 /// with `key: "full_state"` the whole state (sent on subscribe and after each run; never
 /// persisted).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ConversationStateUpdateEvent {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -352,11 +361,12 @@ pub struct ConversationStateUpdateEvent {
     pub value: serde_json::Value,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// A streamed piece of the model's reply (transient: never persisted).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct StreamingDeltaEvent {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -369,11 +379,12 @@ pub struct StreamingDeltaEvent {
     pub reasoning_content: Option<String>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// An error about a client's WebSocket frame (WebSocket only; never persisted).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ServerErrorEvent {
     #[serde(flatten)]
     #[allow(missing_docs)]
@@ -384,6 +395,7 @@ pub struct ServerErrorEvent {
     pub detail: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 

@@ -44,6 +44,18 @@ macro_rules! tagged_enum {
             /// The tags (`kind` / `type`) of the known variants, in declaration order.
             pub const KINDS: &'static [&'static str] = &[$($kind),*];
 
+            /// Each known variant's tag and its struct's OpenAPI schema, in declaration order:
+            /// what the document's union of this type is built from (see [`crate::schema`]),
+            /// so a new variant is documented without further code.
+            pub const VARIANTS: &'static [$crate::schema::Variant] = &[$(
+                $crate::schema::Variant {
+                    tag: $kind,
+                    name: <$ty as utoipa::ToSchema>::name,
+                    schema: <$ty as utoipa::PartialSchema>::schema,
+                    schemas: <$ty as utoipa::ToSchema>::schemas,
+                },
+            )*];
+
             /// The tag (`kind` / `type`) this value carries on the wire.
             pub fn kind(&self) -> &str {
                 match self {

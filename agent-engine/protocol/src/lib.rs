@@ -21,6 +21,7 @@ mod mcp;
 mod message;
 mod observation;
 mod schema;
+pub use schema::Variant;
 mod search;
 mod state;
 mod task;

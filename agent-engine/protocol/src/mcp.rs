@@ -5,22 +5,25 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use crate::{Content, Extra};
 
 /// A call of an MCP tool: its arguments, as the model sent them (after checking).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct McpToolAction {
     /// The tool's arguments, passed to the MCP server unchanged.
     #[serde(default)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub data: Map<String, Value>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// What an MCP tool returned: its text and image content, or the error.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct McpToolObservation {
     /// What the model reads: text and images (an error is written here too).
     #[serde(default)]
@@ -33,6 +36,7 @@ pub struct McpToolObservation {
     pub tool_name: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 

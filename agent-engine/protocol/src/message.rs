@@ -86,7 +86,7 @@ impl Content {
 
 /// A reasoning block a model produced (Anthropic extended thinking), kept so it can be sent
 /// back across tool turns. Discriminated by `type`: `thinking` or `redacted_thinking`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ThinkingBlock {
     /// Readable thinking, with the provider's signature.
@@ -105,7 +105,7 @@ pub enum ThinkingBlock {
 }
 
 /// A tool call the model made, as carried by `ActionEvent.tool_call` and assistant messages.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct MessageToolCall {
     /// The provider's id for the call; the tool result must name it.
     pub id: String,
@@ -121,7 +121,7 @@ pub struct MessageToolCall {
 }
 
 /// A message in the LLM conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Message {
     /// Who speaks.
     pub role: Role,
@@ -148,6 +148,7 @@ pub struct Message {
     pub responses_reasoning_item: Option<serde_json::Value>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 

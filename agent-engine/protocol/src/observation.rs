@@ -1,12 +1,13 @@
 //! The observations of the core tools, as carried by `ObservationEvent.observation`.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::kind::tagged_enum;
 use crate::{BrowserObservation, Content, Extra, TaskItem};
 
 /// Facts about the shell after a terminal command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct CmdOutputMetadata {
     /// Exit code of the command, -1 while it runs or when unknown.
     #[serde(default = "minus_one")]
@@ -34,6 +35,7 @@ pub struct CmdOutputMetadata {
     pub suffix: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -58,7 +60,7 @@ impl Default for CmdOutputMetadata {
 }
 
 /// Output of a terminal command.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct TerminalObservation {
     /// What the model reads.
     #[serde(default)]
@@ -83,11 +85,12 @@ pub struct TerminalObservation {
     pub full_output_save_dir: Option<String>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Result of a file editor command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct FileEditorObservation {
     /// What the model reads.
     #[serde(default)]
@@ -111,6 +114,7 @@ pub struct FileEditorObservation {
     pub new_content: Option<String>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -119,7 +123,7 @@ fn yes() -> bool {
 }
 
 /// The task list after a task tracker command.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct TaskTrackerObservation {
     /// What the model reads.
     #[serde(default)]
@@ -134,11 +138,12 @@ pub struct TaskTrackerObservation {
     pub task_list: Vec<TaskItem>,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Acknowledges a thought.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct ThinkObservation {
     /// What the model reads.
     #[serde(default)]
@@ -148,11 +153,12 @@ pub struct ThinkObservation {
     pub is_error: bool,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Echoes the final message.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct FinishObservation {
     /// What the model reads.
     #[serde(default)]
@@ -162,6 +168,7 @@ pub struct FinishObservation {
     pub is_error: bool,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 

@@ -6,11 +6,12 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::{Content, Extra};
 
 /// Find files by name pattern. The `glob` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct GlobAction {
     /// The glob pattern to match files (e.g., "**/*.js", "src/**/*.ts")
     pub pattern: String,
@@ -20,11 +21,12 @@ pub struct GlobAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// Find files by content. The `grep` tool's input.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct GrepAction {
     /// The regex pattern to search for in file contents
     pub pattern: String,
@@ -37,11 +39,12 @@ pub struct GrepAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// The files a glob matched.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct GlobObservation {
     /// What the model reads.
     #[serde(default)]
@@ -63,11 +66,12 @@ pub struct GlobObservation {
     pub truncated: bool,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
 /// The files whose content matched a regex.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct GrepObservation {
     /// What the model reads.
     #[serde(default)]
@@ -92,6 +96,7 @@ pub struct GrepObservation {
     pub truncated: bool,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 

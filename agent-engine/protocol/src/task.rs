@@ -4,6 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::tool_io::{ToolInput, ToolOutput};
 use crate::{Action, Content, Extra};
@@ -12,7 +13,7 @@ use crate::{Action, Content, Extra};
 pub const DEFAULT_SUBAGENT: &str = "general-purpose";
 
 /// Launch a sub-agent task. The `task` tool's input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, ToSchema)]
 pub struct TaskAction {
     /// A short (3-5 word) description of the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,6 +29,7 @@ pub struct TaskAction {
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 
@@ -48,7 +50,7 @@ fn default_subagent() -> String {
 }
 
 /// What a sub-agent task ended with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TaskObservation {
     /// What the model reads: the sub-agent's final answer, or why it failed.
     #[serde(default)]
@@ -64,6 +66,7 @@ pub struct TaskObservation {
     pub status: String,
     /// Fields this version does not know, kept verbatim.
     #[serde(flatten)]
+    #[schema(value_type = std::collections::HashMap<String, serde_json::Value>)]
     pub extra: Extra,
 }
 

@@ -297,6 +297,73 @@ fn main_and_tandem_routes_name_their_types() {
     );
 }
 
+/// Whether the schema `name` (an object or an `allOf` of parts) requires `kind` with the one
+/// value `tag`.
+fn states_its_kind(schemas: &Value, name: &str, tag: &str) -> bool {
+    let s = &schemas[name];
+    let parts: Vec<&Value> = match s["allOf"].as_array() {
+        Some(all) => all.iter().collect(),
+        None => vec![s],
+    };
+    parts.iter().any(|p| {
+        p["properties"]["kind"]["enum"] == json!([tag])
+            && p["required"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!("kind")))
+    })
+}
+
+/// `Action`, `Observation` and `Event` are `oneOf` unions discriminated by `kind`, listing every
+/// known variant (from the `tagged_enum!` declaration), and each variant's schema states its
+/// own `kind`: what makes the generated TypeScript a discriminated union.
+#[test]
+fn the_kind_unions_are_discriminated_by_kind() {
+    use tandem_protocol::{Action, Event, Observation};
+    let doc = doc();
+    let schemas = &doc["components"]["schemas"];
+    for (union, kinds, variants) in [
+        ("Action", Action::KINDS, Action::VARIANTS),
+        ("Observation", Observation::KINDS, Observation::VARIANTS),
+        ("Event", Event::KINDS, Event::VARIANTS),
+    ] {
+        let s = &schemas[union];
+        assert_eq!(s["discriminator"]["propertyName"], "kind", "{union}");
+        let mapping = s["discriminator"]["mapping"].as_object().unwrap();
+        assert_eq!(
+            mapping.keys().map(String::as_str).collect::<BTreeSet<_>>(),
+            kinds.iter().copied().collect::<BTreeSet<_>>(),
+            "{union}"
+        );
+        let one_of = s["oneOf"].as_array().unwrap();
+        assert_eq!(one_of.len(), kinds.len(), "{union}");
+        for v in variants {
+            let name = (v.name)().into_owned();
+            assert_eq!(
+                mapping[v.tag],
+                format!("#/components/schemas/{name}"),
+                "{union}.{}",
+                v.tag
+            );
+            assert!(
+                one_of.contains(&json!({"$ref": format!("#/components/schemas/{name}")})),
+                "{union} lacks {name}"
+            );
+            assert!(
+                states_its_kind(schemas, &name, v.tag),
+                "{name} does not require kind {}: {}",
+                v.tag,
+                schemas[&name]
+            );
+        }
+    }
+    // The events that carry an action or an observation refer to the unions.
+    let all_of = |name: &str| schemas[name]["allOf"].clone();
+    assert!(named(&all_of("ActionEvent")).contains("Action"));
+    assert!(named(&all_of("ObservationEvent")).contains("Observation"));
+    assert!(states_its_kind(schemas, "TerminalAction", "TerminalAction"));
+    assert!(schemas["TerminalAction"]["properties"]["command"].is_object());
+}
+
 #[test]
 fn the_ui_snapshot_is_the_current_document() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../ui/openapi.tandem.json");

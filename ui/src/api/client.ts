@@ -199,23 +199,24 @@ export type Api = ReturnType<typeof createApi>;
 
 /**
  * Upstream documents the events page as untyped; read `{items, next_page_id}` defensively and
- * keep only objects that look like events (an id and a kind). The cast is the boundary where
- * untrusted JSON becomes `WireEvent`; consumers switch on `kind` and ignore kinds they do not know.
+ * keep only objects that look like events (an id and a kind). `isEventLike` is the boundary where
+ * untrusted JSON becomes `WireEvent`; consumers switch on `kind` and show kinds they do not know
+ * generically (api/kinds.ts).
  */
 export function readEventPage(body: unknown): { items: WireEvent[]; next_page_id: string | null } {
   if (typeof body !== "object" || body === null) throw new ApiError("not_agent_server", "Malformed events page");
-  const { items, next_page_id } = body as { items?: unknown; next_page_id?: unknown };
+  const items = "items" in body ? body.items : undefined;
+  const next_page_id = "next_page_id" in body ? body.next_page_id : undefined;
   if (!Array.isArray(items)) throw new ApiError("not_agent_server", "Malformed events page (no items)");
   return {
-    items: items.filter(isEventLike) as WireEvent[],
+    items: items.filter(isEventLike),
     next_page_id: typeof next_page_id === "string" ? next_page_id : null,
   };
 }
 
-export function isEventLike(v: unknown): boolean {
-  if (typeof v !== "object" || v === null) return false;
-  const e = v as { id?: unknown; kind?: unknown };
-  return typeof e.id === "string" && typeof e.kind === "string";
+/** Whether untrusted JSON is an event: an object with a string `id` and `kind`. */
+export function isEventLike(v: unknown): v is WireEvent {
+  return typeof v === "object" && v !== null && "id" in v && typeof v.id === "string" && "kind" in v && typeof v.kind === "string";
 }
 
 /** `ws(s)://…` for a path on the backend. */

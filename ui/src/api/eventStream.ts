@@ -179,5 +179,5 @@ export function parseFrame(data: unknown): WireEvent | null {
     return null;
   }
   // Boundary: untrusted JSON becomes a WireEvent once it has an id and a kind.
-  return isEventLike(v) ? (v as WireEvent) : null;
+  return isEventLike(v) ? v : null;
 }

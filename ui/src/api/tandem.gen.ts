@@ -1322,6 +1322,48 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description A parsed tool call: what the tool will do (`ActionEvent.action`). Discriminated by `kind`. A server may send a `kind` not listed here (a newer or an upstream server's); such an object is kept verbatim, and a client shows it generically. */
+        Action: components["schemas"]["TerminalAction"] | components["schemas"]["FileEditorAction"] | components["schemas"]["TaskTrackerAction"] | components["schemas"]["ThinkAction"] | components["schemas"]["FinishAction"] | components["schemas"]["TaskAction"] | components["schemas"]["GlobAction"] | components["schemas"]["GrepAction"] | components["schemas"]["McpToolAction"] | components["schemas"]["BrowserNavigateAction"] | components["schemas"]["BrowserClickAction"] | components["schemas"]["BrowserTypeAction"] | components["schemas"]["BrowserGetStateAction"] | components["schemas"]["BrowserGetContentAction"] | components["schemas"]["BrowserScrollAction"] | components["schemas"]["BrowserGoBackAction"] | components["schemas"]["BrowserListTabsAction"] | components["schemas"]["BrowserSwitchTabAction"] | components["schemas"]["BrowserCloseTabAction"] | components["schemas"]["BrowserGetStorageAction"] | components["schemas"]["BrowserSetStorageAction"] | components["schemas"]["BrowserStartRecordingAction"] | components["schemas"]["BrowserStopRecordingAction"] | components["schemas"]["BrowserRequestHandoffAction"];
+        /** @description A tool call the agent made. `action` is absent when the call could not be parsed. */
+        ActionEvent: components["schemas"]["EventBase"] & ({
+            action?: components["schemas"]["Action"] | null;
+            /** @description Critic result, if a critic ran. */
+            critic_result?: unknown;
+            /** @description The LLM response this call came from; calls of one response share it. */
+            llm_response_id: string;
+            /** @description Reasoning text from OpenAI-compatible servers. */
+            reasoning_content?: string | null;
+            /** @description Responses API reasoning item. */
+            responses_reasoning_item?: unknown;
+            /** @description Risk the model (or the analyzer) assigned. */
+            security_risk?: components["schemas"]["SecurityRisk"];
+            /** @description One-line summary (`tool: args`). */
+            summary?: string | null;
+            /** @description Thinking blocks (Anthropic). */
+            thinking_blocks?: unknown[];
+            /** @description Text the model wrote alongside the call. */
+            thought?: components["schemas"]["Content"][];
+            /** @description The raw call. */
+            tool_call: components["schemas"]["MessageToolCall"];
+            /** @description The provider's id of the call. */
+            tool_call_id: string;
+            /** @description The tool the model called. */
+            tool_name: string;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `ActionEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "ActionEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ActionEvent";
+        };
         /** @description `POST /api/profiles/{name}/activate`. */
         ActivateProfileResponse: {
             /** @description Whether agent settings were changed (Tandem's server keeps none: false). */
@@ -1330,6 +1372,33 @@ export interface components {
             message: string;
             /** @description The profile's name. */
             name: string;
+        };
+        /**
+         * @description An error the model sees as the result of its tool call (unknown tool, malformed arguments,
+         *     a restart while the tool ran). The loop continues.
+         */
+        AgentErrorEvent: components["schemas"]["EventBase"] & ({
+            classification?: components["schemas"]["ErrorClassification"] | null;
+            /** @description What went wrong, for the model. */
+            error: string;
+            /** @description The call answered. */
+            tool_call_id: string;
+            /** @description The tool called. */
+            tool_name: string;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `AgentErrorEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "AgentErrorEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "AgentErrorEvent";
         };
         /** @description Answers of `ask_agent` and `agent_final_response`: `{"response": "..."}`. */
         AgentResponse: {
@@ -1449,6 +1518,23 @@ export interface components {
             /** @description ISO 8601 UTC with `Z`. */
             timestamp: string;
         };
+        /** @description Click an interactive element. The `browser_click` tool's input. */
+        BrowserClickAction: {
+            /**
+             * Format: int64
+             * @description The element's index, as listed by the latest `browser_get_state`.
+             */
+            index: number;
+            /**
+             * @description Always `BrowserClickAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserClickAction";
+            /** @description True to open the page the click leads to in a new tab. Default false. */
+            new_tab?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description A client frame of `/sockets/browser/{id}` (Tandem). */
         BrowserClientFrame: {
             /** @description The session key. */
@@ -1535,15 +1621,149 @@ export interface components {
             /** @enum {string} */
             type: "mark_secret";
         };
+        /** @description Close a tab. The `browser_close_tab` tool's input. */
+        BrowserCloseTabAction: {
+            /**
+             * @description Always `BrowserCloseTabAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserCloseTabAction";
+            /** @description The tab's 4-character id, as listed by `browser_list_tabs`. */
+            tab_id: string;
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * @description Who controls the browser.
          * @enum {string}
          */
         BrowserDriver: "agent" | "person";
+        /** @description Read the current page's main content as markdown. The `browser_get_content` tool's input. */
+        BrowserGetContentAction: {
+            /** @description True to keep the links' URLs in the markdown. Default false. */
+            extract_links?: boolean;
+            /**
+             * @description Always `BrowserGetContentAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserGetContentAction";
+            /**
+             * Format: int64
+             * @description Character offset to start reading from, to continue a page whose content was cut off.
+             *     Default 0.
+             */
+            start_from_char?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Read the current page's interactive elements. The `browser_get_state` tool's input. */
+        BrowserGetStateAction: {
+            /** @description True to also take a screenshot of the visible part of the page. Default false. */
+            include_screenshot?: boolean;
+            /**
+             * @description Always `BrowserGetStateAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserGetStateAction";
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Read the cookies and the local and session storage. The `browser_get_storage` tool's input. */
+        BrowserGetStorageAction: {
+            /**
+             * @description Always `BrowserGetStorageAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserGetStorageAction";
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Go back one page in the current tab's history. The `browser_go_back` tool's input. */
+        BrowserGoBackAction: {
+            /**
+             * @description Always `BrowserGoBackAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserGoBackAction";
+        } & {
+            [key: string]: unknown;
+        };
         /** @description The agent's request for a person to take over (`browser_request_handoff`). */
         BrowserHandoff: {
             /** @description Why, in the agent's words. */
             reason: string;
+        };
+        /** @description List the open tabs. The `browser_list_tabs` tool's input. */
+        BrowserListTabsAction: {
+            /**
+             * @description Always `BrowserListTabsAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserListTabsAction";
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Open a URL in the current tab or a new one. The `browser_navigate` tool's input. */
+        BrowserNavigateAction: {
+            /**
+             * @description Always `BrowserNavigateAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserNavigateAction";
+            /** @description True to open the URL in a new tab instead of the current one. Default false. */
+            new_tab?: boolean;
+            /** @description The full URL to open, with its scheme, e.g. `https://example.com/login`. */
+            url: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description What a browser tool returned. */
+        BrowserObservation: {
+            /** @description What the model reads. */
+            content?: components["schemas"]["Content"][];
+            /** @description Folder where the browser's files (screenshots, recordings) are saved. */
+            full_output_save_dir?: string | null;
+            /** @description Whether the tool failed. */
+            is_error?: boolean;
+            /**
+             * @description Always `BrowserObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserObservation";
+            /** @description A screenshot of the page, base64 (PNG or JPEG), when one was taken. */
+            screenshot_data?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description Ask a person to take over the browser (Tandem's own tool, `browser_request_handoff`): the
+         *     observation arrives when the person hands control back.
+         */
+        BrowserRequestHandoffAction: {
+            /**
+             * @description Always `BrowserRequestHandoffAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserRequestHandoffAction";
+            /**
+             * @description What the person should do and why you cannot, e.g. "log in to the shop with your
+             *     account" or "solve the CAPTCHA on the sign-up page".
+             */
+            reason: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Scroll the page by one screen. The `browser_scroll` tool's input. */
+        BrowserScrollAction: {
+            /** @description Which way to scroll: `up` or `down`. Default `down`. */
+            direction?: string;
+            /**
+             * @description Always `BrowserScrollAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserScrollAction";
+        } & {
+            [key: string]: unknown;
         };
         /** @description A frame the server sends on `/sockets/browser/{id}` (Tandem). */
         BrowserServerFrame: {
@@ -1572,6 +1792,37 @@ export interface components {
             /** @enum {string} */
             type: "error";
         };
+        /** @description Restore cookies and storage. The `browser_set_storage` tool's input. */
+        BrowserSetStorageAction: {
+            /**
+             * @description Always `BrowserSetStorageAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserSetStorageAction";
+            /**
+             * @description The storage to set: an object with `cookies` (a list of cookie objects) and `origins`
+             *     (a list of objects with `origin`, `localStorage` and `sessionStorage`), in the shape
+             *     `browser_get_storage` returns.
+             */
+            storage_state: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description Start recording the session's page events to files. The `browser_start_recording` tool's
+         *     input.
+         */
+        BrowserStartRecordingAction: {
+            /**
+             * @description Always `BrowserStartRecordingAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserStartRecordingAction";
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * @description The browser as the live view shows it: `GET .../browser/state`, and the socket's `state`
          *     frame.
@@ -1594,6 +1845,28 @@ export interface components {
             /** @description URL of the active tab (empty before the browser starts). */
             url: string;
         };
+        /** @description Stop the recording and save what is left. The `browser_stop_recording` tool's input. */
+        BrowserStopRecordingAction: {
+            /**
+             * @description Always `BrowserStopRecordingAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserStopRecordingAction";
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Make another tab the current one. The `browser_switch_tab` tool's input. */
+        BrowserSwitchTabAction: {
+            /**
+             * @description Always `BrowserSwitchTabAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserSwitchTabAction";
+            /** @description The tab's 4-character id, as listed by `browser_list_tabs`. */
+            tab_id: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description One open tab. */
         BrowserTab: {
             /** @description Whether it is the one the agent and the live view see. */
@@ -1604,6 +1877,23 @@ export interface components {
             title: string;
             /** @description Its URL. */
             url: string;
+        };
+        /** @description Type text into an input element. The `browser_type` tool's input. */
+        BrowserTypeAction: {
+            /**
+             * Format: int64
+             * @description The input element's index, as listed by the latest `browser_get_state`.
+             */
+            index: number;
+            /**
+             * @description Always `BrowserTypeAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "BrowserTypeAction";
+            /** @description The text to type into it. */
+            text: string;
+        } & {
+            [key: string]: unknown;
         };
         /** @description One choice of a completion. */
         ChatChoice: {
@@ -1675,6 +1965,78 @@ export interface components {
              */
             total_tokens: number;
         };
+        /** @description Facts about the shell after a terminal command. */
+        CmdOutputMetadata: {
+            /**
+             * Format: int64
+             * @description Exit code of the command, -1 while it runs or when unknown.
+             */
+            exit_code?: number;
+            /** @description Host name. */
+            hostname?: string | null;
+            /**
+             * Format: int64
+             * @description Process id of the command, -1 when unknown.
+             */
+            pid?: number;
+            /** @description Text shown before the output (e.g. a truncation note). */
+            prefix?: string;
+            /** @description The `python` on the shell's PATH. */
+            py_interpreter_path?: string | null;
+            /** @description Text shown after the output (e.g. the exit code line). */
+            suffix?: string;
+            /** @description User the shell runs as. */
+            username?: string | null;
+            /** @description The shell's working directory after the command. */
+            working_dir?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description Older events were summarised; the LLM view drops `forgotten_event_ids` and inserts the
+         *     summary at `summary_offset`. The log itself keeps everything.
+         */
+        Condensation: components["schemas"]["EventBase"] & ({
+            /** @description Events no longer shown to the LLM. */
+            forgotten_event_ids?: string[];
+            /** @description The summarising LLM response. */
+            llm_response_id?: string;
+            /** @description Summary of what was forgotten. */
+            summary?: string | null;
+            /**
+             * Format: int64
+             * @description Where in the view the summary goes.
+             */
+            summary_offset?: number | null;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `Condensation`: names this variant.
+             * @enum {string}
+             */
+            kind: "Condensation";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "Condensation";
+        };
+        /** @description Someone asked for the history to be condensed. */
+        CondensationRequest: components["schemas"]["EventBase"] & {
+            /**
+             * @description Always `CondensationRequest`: names this variant.
+             * @enum {string}
+             */
+            kind: "CondensationRequest";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "CondensationRequest";
+        };
         /** @description When an action must wait for the user's approval. */
         ConfirmationPolicy: {
             /** @enum {string} */
@@ -1711,6 +2073,28 @@ export interface components {
              */
             type: "image";
         });
+        /** @description The run stopped on an error outside the model's control (LLM failure, budget, ...). */
+        ConversationErrorEvent: components["schemas"]["EventBase"] & ({
+            classification?: components["schemas"]["ErrorClassification"] | null;
+            /** @description Machine-readable code, e.g. `LLMAuthenticationError`. */
+            code: string;
+            /** @description Human-readable detail. */
+            detail: string;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `ConversationErrorEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "ConversationErrorEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ConversationErrorEvent";
+        };
         /**
          * @description A conversation as the REST API reports it (upstream `ConversationInfo`). Fields that upstream
          *     writes as `null` are written as `null` here too.
@@ -1798,6 +2182,31 @@ export interface components {
             /** @description Id of the next page's first conversation, `null` on the last page. */
             next_page_id?: string | null;
         };
+        /**
+         * @description A change to one field of the conversation state (`key` = field, `value` = new value), or
+         *     with `key: "full_state"` the whole state (sent on subscribe and after each run; never
+         *     persisted).
+         */
+        ConversationStateUpdateEvent: components["schemas"]["EventBase"] & ({
+            /** @description The state field. */
+            key?: string;
+            /** @description Its new value. */
+            value?: unknown;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `ConversationStateUpdateEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "ConversationStateUpdateEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ConversationStateUpdateEvent";
+        };
         /** @description Metrics per LLM usage id (`agent`, `condenser`, `title`, ...). */
         ConversationStats: {
             /** @description Metrics by usage id. */
@@ -1819,6 +2228,17 @@ export interface components {
             /** @description Whether something was deleted. */
             deleted: boolean;
         };
+        /** @description How an error should be treated. */
+        ErrorClassification: {
+            /** @description Id for correlating with logs. */
+            error_id?: string | null;
+            /** @description `agent_action`, `transient`, `internal`, `auth`, ... */
+            kind: string;
+            /** @description Whether trying again may succeed. */
+            retryable: boolean;
+            /** @description What the user should do: `retry`, `none`, `fix_config`, ... */
+            user_action?: string;
+        };
         /** @description FastAPI's error body: `{"detail": "..."}`. */
         ErrorResponse: {
             /** @description Machine-readable code (Tandem addition; absent in upstream bodies). */
@@ -1826,16 +2246,8 @@ export interface components {
             /** @description What went wrong, for people. */
             detail: string;
         };
-        /** @description One event of a conversation: the common fields, a `kind` naming its class, and that class's own fields (as in the upstream event models). */
-        Event: components["schemas"]["EventBase"] & ({
-            /**
-             * @description The event's class; the other fields depend on it.
-             * @enum {string}
-             */
-            kind: "SystemPromptEvent" | "MessageEvent" | "ActionEvent" | "ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation" | "PauseEvent" | "InterruptEvent" | "ConversationErrorEvent" | "CondensationRequest" | "Condensation" | "ConversationStateUpdateEvent" | "StreamingDeltaEvent" | "ServerErrorEvent";
-        } & {
-            [key: string]: unknown;
-        });
+        /** @description One event of a conversation: the common fields (`EventBase`), a `kind` naming its class, and that class's own fields (as in the upstream event models). Discriminated by `kind`. A server may send a `kind` not listed here (a newer or an upstream server's); such an object is kept verbatim, and a client shows it generically. */
+        Event: components["schemas"]["SystemPromptEvent"] | components["schemas"]["MessageEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["ObservationEvent"] | components["schemas"]["AgentErrorEvent"] | components["schemas"]["UserRejectObservation"] | components["schemas"]["PauseEvent"] | components["schemas"]["InterruptEvent"] | components["schemas"]["ConversationErrorEvent"] | components["schemas"]["CondensationRequest"] | components["schemas"]["Condensation"] | components["schemas"]["ConversationStateUpdateEvent"] | components["schemas"]["StreamingDeltaEvent"] | components["schemas"]["ServerErrorEvent"];
         /** @description Fields every event has. */
         EventBase: {
             /** @description UUID (dashed). */
@@ -1882,6 +2294,68 @@ export interface components {
             /** @description `added`, `modified` or `deleted`. */
             status: string;
         };
+        /**
+         * @description View, create and edit files.
+         *
+         *     Also the `file_editor` tool's input: the field docs below are the argument descriptions the
+         *     model reads.
+         */
+        FileEditorAction: {
+            /** @description What to do: `view`, `create`, `str_replace`, `insert` or `undo_edit`. */
+            command: string;
+            /** @description For `create`: the whole content of the new file. */
+            file_text?: string | null;
+            /**
+             * Format: int64
+             * @description For `insert`: the line after which `new_str` goes; 0 inserts at the top of the file.
+             */
+            insert_line?: number | null;
+            /**
+             * @description Always `FileEditorAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "FileEditorAction";
+            /**
+             * @description For `str_replace`: the replacement (empty or absent deletes `old_str`). For `insert`: the
+             *     text to insert.
+             */
+            new_str?: string | null;
+            /** @description For `str_replace`: the exact text to replace; it must occur once in the file. */
+            old_str?: string | null;
+            /** @description Absolute path of the file or directory, e.g. `/workspace/src/main.rs`. */
+            path: string;
+            /**
+             * @description For `view` of a file: `[first, last]` line numbers to show, counted from 1; a last line
+             *     of -1 means the end of the file. Without it the whole file is shown.
+             */
+            view_range?: number[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Result of a file editor command. */
+        FileEditorObservation: {
+            /** @description The command. */
+            command: string;
+            /** @description What the model reads. */
+            content?: components["schemas"]["Content"][];
+            /** @description Whether the command failed. */
+            is_error?: boolean;
+            /**
+             * @description Always `FileEditorObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "FileEditorObservation";
+            /** @description Content after an edit. */
+            new_content?: string | null;
+            /** @description Content before an edit. */
+            old_content?: string | null;
+            /** @description The path it acted on. */
+            path?: string | null;
+            /** @description Whether the file existed before. */
+            prev_exist?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description `POST /api/file/upload` answer. */
         FileUploadResponse: {
             /**
@@ -1891,6 +2365,108 @@ export interface components {
             file_size: number;
             /** @description Always true. */
             success: boolean;
+        };
+        /** @description End the task with a message to the user. Also the `finish` tool's input. */
+        FinishAction: {
+            /**
+             * @description Always `FinishAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "FinishAction";
+            /** @description The final message for the user. */
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Echoes the final message. */
+        FinishObservation: {
+            /** @description What the model reads. */
+            content?: components["schemas"]["Content"][];
+            /** @description Always false. */
+            is_error?: boolean;
+            /**
+             * @description Always `FinishObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "FinishObservation";
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Find files by name pattern. The `glob` tool's input. */
+        GlobAction: {
+            /**
+             * @description Always `GlobAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "GlobAction";
+            /** @description The directory (absolute path) to search in. Defaults to the current working directory. */
+            path?: string | null;
+            /** @description The glob pattern to match files (e.g., "**\/*.js", "src/**\/*.ts") */
+            pattern: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The files a glob matched. */
+        GlobObservation: {
+            /** @description What the model reads. */
+            content?: components["schemas"]["Content"][];
+            /** @description The matching files (absolute paths), newest modification first. */
+            files?: string[];
+            /** @description Whether the search failed. */
+            is_error?: boolean;
+            /**
+             * @description Always `GlobObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "GlobObservation";
+            /** @description The glob pattern that was used. */
+            pattern?: string;
+            /** @description The directory that was searched. */
+            search_path?: string;
+            /** @description Whether more files matched than the 100 listed. */
+            truncated?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Find files by content. The `grep` tool's input. */
+        GrepAction: {
+            /** @description Optional file pattern to filter which files to search (e.g., "*.js", "*.{ts,tsx}") */
+            include?: string | null;
+            /**
+             * @description Always `GrepAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "GrepAction";
+            /** @description The directory (absolute path) to search in. Defaults to the current working directory. */
+            path?: string | null;
+            /** @description The regex pattern to search for in file contents */
+            pattern: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The files whose content matched a regex. */
+        GrepObservation: {
+            /** @description What the model reads. */
+            content?: components["schemas"]["Content"][];
+            /** @description The file pattern filter that was used. */
+            include_pattern?: string | null;
+            /** @description Whether the search failed. */
+            is_error?: boolean;
+            /**
+             * @description Always `GrepObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "GrepObservation";
+            /** @description The files (absolute paths) containing the pattern, newest modification first. */
+            matches?: string[];
+            /** @description The regex pattern that was used. */
+            pattern?: string;
+            /** @description The directory that was searched. */
+            search_path?: string;
+            /** @description Whether more files matched than the 100 listed. */
+            truncated?: boolean;
+        } & {
+            [key: string]: unknown;
         };
         /** @description Body of `POST .../browser/hand_back`. */
         HandBackRequest: {
@@ -1913,6 +2489,20 @@ export interface components {
              * @description Prompt tokens read from the provider's cache.
              */
             cached_tokens: number;
+        };
+        /** @description The user interrupted the run; the in-flight LLM call and tool were cancelled. */
+        InterruptEvent: components["schemas"]["EventBase"] & {
+            /**
+             * @description Always `InterruptEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "InterruptEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "InterruptEvent";
         };
         /**
          * @description LLM configuration, with upstream's field names. Fields this version does not use are kept in
@@ -2035,6 +2625,20 @@ export interface components {
             /** @description The names of the server's tools. */
             tools: string[];
         };
+        /** @description A call of an MCP tool: its arguments, as the model sent them (after checking). */
+        McpToolAction: {
+            /** @description The tool's arguments, passed to the MCP server unchanged. */
+            data?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Always `MCPToolAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "MCPToolAction";
+        } & {
+            [key: string]: unknown;
+        };
         /** @description The outcome of the test's tool call, verbatim. */
         MCPToolCallResult: {
             /** @description The server's `isError`. */
@@ -2048,6 +2652,85 @@ export interface components {
             arguments?: Record<string, never>;
             /** @description The tool's name on the server. */
             name: string;
+        };
+        /** @description What an MCP tool returned: its text and image content, or the error. */
+        McpToolObservation: {
+            /** @description What the model reads: text and images (an error is written here too). */
+            content?: components["schemas"]["Content"][];
+            /** @description Whether the call failed (the server's `isError`, or a failure reaching it). */
+            is_error?: boolean;
+            /**
+             * @description Always `MCPToolObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "MCPToolObservation";
+            /** @description The name of the tool that was called. */
+            tool_name?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A message in the LLM conversation. */
+        Message: {
+            /** @description Content parts. */
+            content?: components["schemas"]["Content"][];
+            /** @description The tool's name (tool messages only). */
+            name?: string | null;
+            /** @description Reasoning text some OpenAI-compatible servers return. */
+            reasoning_content?: string | null;
+            /** @description Responses API reasoning item. */
+            responses_reasoning_item?: unknown;
+            /** @description Who speaks. */
+            role: components["schemas"]["Role"];
+            /** @description Thinking blocks to send back across tool turns. */
+            thinking_blocks?: components["schemas"]["ThinkingBlock"][];
+            /** @description The call this message answers (tool messages only). */
+            tool_call_id?: string | null;
+            /** @description Tool calls (assistant messages only). */
+            tool_calls?: components["schemas"]["MessageToolCall"][] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A chat message from the user or a text reply from the agent. */
+        MessageEvent: components["schemas"]["EventBase"] & ({
+            /** @description Skills activated by this message's keywords. */
+            activated_skills?: string[];
+            /** @description Critic result, if a critic ran. */
+            critic_result?: unknown;
+            /** @description Extra content added for the LLM (e.g. skill text), not shown as the message. */
+            extended_content?: components["schemas"]["Content"][];
+            /** @description The message. */
+            llm_message: components["schemas"]["Message"];
+            /** @description The LLM response that produced it (agent messages). */
+            llm_response_id?: string | null;
+            /** @description Free-form sender label. */
+            sender?: string | null;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `MessageEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "MessageEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "MessageEvent";
+        };
+        /** @description A tool call the model made, as carried by `ActionEvent.tool_call` and assistant messages. */
+        MessageToolCall: {
+            /** @description The arguments as the model wrote them: a JSON string, possibly malformed. */
+            arguments: string;
+            /** @description The provider's id for the call; the tool result must name it. */
+            id: string;
+            /** @description The tool's name. */
+            name: string;
+            /** @description Which API produced the call (`completion` or `responses`). */
+            origin: string;
+            /** @description Responses API item id, when the call came from that API. */
+            responses_item_id?: string | null;
         };
         /** @description Cost, tokens and latency of one LLM (one `usage_id`). */
         Metrics: {
@@ -2091,6 +2774,35 @@ export interface components {
             /** @description `list`. */
             object: string;
         };
+        /** @description What a tool returned (`ObservationEvent.observation`). Discriminated by `kind`. A server may send a `kind` not listed here (a newer or an upstream server's); such an object is kept verbatim, and a client shows it generically. */
+        Observation: components["schemas"]["TerminalObservation"] | components["schemas"]["FileEditorObservation"] | components["schemas"]["TaskTrackerObservation"] | components["schemas"]["ThinkObservation"] | components["schemas"]["FinishObservation"] | components["schemas"]["BrowserObservation"] | components["schemas"]["TaskObservation"] | components["schemas"]["GlobObservation"] | components["schemas"]["GrepObservation"] | components["schemas"]["McpToolObservation"];
+        /** @description What a tool returned for an action. */
+        ObservationEvent: components["schemas"]["EventBase"] & ({
+            /** @description The `ActionEvent` answered. */
+            action_id: string;
+            /** @description Extra content for the LLM. */
+            extended_content?: components["schemas"]["Content"][];
+            /** @description The result. */
+            observation: components["schemas"]["Observation"];
+            /** @description The call answered. */
+            tool_call_id: string;
+            /** @description The tool. */
+            tool_name: string;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `ObservationEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "ObservationEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ObservationEvent";
+        };
         /** @description The inner error object. */
         OpenAiError: {
             /** @description Machine-readable code. */
@@ -2114,6 +2826,20 @@ export interface components {
              * @description Reasoning tokens.
              */
             reasoning_tokens: number;
+        };
+        /** @description The user paused the run; the in-flight step finished first. */
+        PauseEvent: components["schemas"]["EventBase"] & {
+            /**
+             * @description Always `PauseEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "PauseEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "PauseEvent";
         };
         /**
          * @description `GET /api/profiles/{name}`: the profile's LLM config, its secrets masked (`api_key` is
@@ -2378,6 +3104,27 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description An error about a client's WebSocket frame (WebSocket only; never persisted). */
+        ServerErrorEvent: components["schemas"]["EventBase"] & ({
+            /** @description Machine-readable code. */
+            code: string;
+            /** @description What was wrong. */
+            detail: string;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `ServerErrorEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "ServerErrorEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ServerErrorEvent";
+        };
         /** @description `GET /server_info` (and `/`). */
         ServerInfo: {
             /** @description Ingress URL of an app backend. */
@@ -2530,6 +3277,27 @@ export interface components {
             /** @description `ok` or `ready`. */
             status: string;
         };
+        /** @description A streamed piece of the model's reply (transient: never persisted). */
+        StreamingDeltaEvent: components["schemas"]["EventBase"] & ({
+            /** @description Text delta. */
+            content?: string | null;
+            /** @description Reasoning delta. */
+            reasoning_content?: string | null;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `StreamingDeltaEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "StreamingDeltaEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "StreamingDeltaEvent";
+        };
         /** @description `stream_options` of a chat completion. */
         StreamOptions: {
             /** @description End the stream with a chunk carrying `usage` (and `choices: []`). */
@@ -2540,12 +3308,232 @@ export interface components {
             /** @description Always true (failures are HTTP errors). */
             success: boolean;
         };
+        /** @description The system prompt and the tools offered to the model; the first event of a conversation. */
+        SystemPromptEvent: components["schemas"]["EventBase"] & ({
+            dynamic_context?: components["schemas"]["TextContent"] | null;
+            /** @description The rendered system prompt. */
+            system_prompt: components["schemas"]["TextContent"];
+            /** @description The tools, as upstream describes them (`ToolDefinition` JSON). */
+            tools?: unknown[];
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `SystemPromptEvent`: names this variant.
+             * @enum {string}
+             */
+            kind: "SystemPromptEvent";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "SystemPromptEvent";
+        };
+        /** @description Launch a sub-agent task. The `task` tool's input. */
+        TaskAction: {
+            /** @description A short (3-5 word) description of the task. */
+            description?: string | null;
+            /**
+             * @description Always `TaskAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "TaskAction";
+            /** @description The task for the agent to perform. */
+            prompt: string;
+            /** @description Task ID of the task to resume from. */
+            resume?: string | null;
+            /** @description The type of specialized agent to use for this task. */
+            subagent_type?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One entry of the task tracker's list. */
+        TaskItem: {
+            /** @description Optional details about the task. */
+            notes?: string;
+            /** @description Where the task stands: 'todo', 'in_progress' or 'done'. */
+            status?: string;
+            /** @description Short name of the task. */
+            title: string;
+        };
+        /** @description What a sub-agent task ended with. */
+        TaskObservation: {
+            /** @description What the model reads: the sub-agent's final answer, or why it failed. */
+            content?: components["schemas"]["Content"][];
+            /** @description Whether the task failed. */
+            is_error?: boolean;
+            /**
+             * @description Always `TaskObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "TaskObservation";
+            /** @description `completed` or `error`. */
+            status: string;
+            /** @description The sub-agent type that ran it. */
+            subagent: string;
+            /** @description The task's id, to `resume` it later (`unknown` when none was started). */
+            task_id: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description View or replace the task list.
+         *
+         *     Also the `task_tracker` tool's input: the field docs below are the argument descriptions
+         *     the model reads.
+         */
+        TaskTrackerAction: {
+            /**
+             * @description `view` shows the list; `plan` replaces it with `task_list`. View the list before changing
+             *     it.
+             */
+            command?: string;
+            /**
+             * @description Always `TaskTrackerAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "TaskTrackerAction";
+            /** @description For `plan`: the complete new list of tasks. */
+            task_list?: components["schemas"]["TaskItem"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The task list after a task tracker command. */
+        TaskTrackerObservation: {
+            /** @description The command. */
+            command: string;
+            /** @description What the model reads. */
+            content?: components["schemas"]["Content"][];
+            /** @description Whether the command failed. */
+            is_error?: boolean;
+            /**
+             * @description Always `TaskTrackerObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "TaskTrackerObservation";
+            /** @description The list. */
+            task_list?: components["schemas"]["TaskItem"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description Run a command in the agent's persistent shell, or send input to the running one.
+         *
+         *     Also the `terminal` tool's input: the field docs below are the argument descriptions the
+         *     model reads (see [`crate::tool_io`]).
+         */
+        TerminalAction: {
+            /**
+             * @description The bash command to run. Leave empty to wait for more output of a command that returned
+             *     exit code -1. With `is_input=true`: text to type into the running process (Enter is
+             *     pressed after it), or one key name: `C-c`, `C-d`, `C-z`, `C-<letter>`, `UP`, `DOWN`,
+             *     `LEFT`, `RIGHT`, `HOME`, `END`, `PGUP`, `PGDN`, `TAB`, `ESC`, `BS`, `ENTER`.
+             */
+            command: string;
+            /**
+             * @description True to send `command` to the process that is running instead of starting a new
+             *     command. Default false.
+             */
+            is_input?: boolean;
+            /**
+             * @description Always `TerminalAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "TerminalAction";
+            /**
+             * @description True to kill the shell and start a fresh one (all environment variables, the working
+             *     directory and running processes are lost); `command`, if not empty, then runs in the new
+             *     shell. Only when the terminal no longer responds. Not with `is_input`.
+             */
+            reset?: boolean;
+            /**
+             * Format: double
+             * @description Optional limit in seconds. A new command still running after it is stopped with C-c.
+             *     Without it, a command that prints nothing for a while returns early and keeps running.
+             *     With an empty command or `is_input`, how long to wait for more output. Set it for long
+             *     installs, builds, test runs or sleeps.
+             */
+            timeout?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Output of a terminal command. */
+        TerminalObservation: {
+            /** @description The command that ran. */
+            command?: string | null;
+            /** @description What the model reads. */
+            content?: components["schemas"]["Content"][];
+            /**
+             * Format: int64
+             * @description Its exit code, `None` while still running.
+             */
+            exit_code?: number | null;
+            /** @description Folder holding the full output when `content` was truncated. */
+            full_output_save_dir?: string | null;
+            /** @description Whether the tool failed. */
+            is_error?: boolean;
+            /**
+             * @description Always `TerminalObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "TerminalObservation";
+            /** @description Shell facts. */
+            metadata?: components["schemas"]["CmdOutputMetadata"];
+            /** @description Whether the command hit a timeout (soft or hard). */
+            timeout?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description Plain text content. `cache_prompt` marks a prompt-caching breakpoint. */
         TextContent: {
             /** @description Whether a provider-side cache breakpoint goes after this part. */
             cache_prompt?: boolean;
             /** @description The text. */
             text: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Think out loud; changes nothing. Also the `think` tool's input. */
+        ThinkAction: {
+            /**
+             * @description Always `ThinkAction`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "ThinkAction";
+            /** @description What you are thinking. */
+            thought: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A reasoning block a model produced (Anthropic extended thinking), kept so it can be sent
+         *     back across tool turns. Discriminated by `type`: `thinking` or `redacted_thinking`.
+         */
+        ThinkingBlock: {
+            /** @description Provider signature that must be echoed back unchanged. */
+            signature?: string | null;
+            /** @description The reasoning text. */
+            thinking: string;
+            /** @enum {string} */
+            type: "thinking";
+        } | {
+            /** @description Opaque data to echo back. */
+            data: string;
+            /** @enum {string} */
+            type: "redacted_thinking";
+        };
+        /** @description Acknowledges a thought. */
+        ThinkObservation: {
+            /** @description What the model reads. */
+            content?: components["schemas"]["Content"][];
+            /** @description Always false. */
+            is_error?: boolean;
+            /**
+             * @description Always `ThinkObservation`: names this variant. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "ThinkObservation";
         } & {
             [key: string]: unknown;
         };
@@ -2613,6 +3601,33 @@ export interface components {
             secrets: {
                 [key: string]: unknown;
             };
+        };
+        /** @description The user rejected a pending action; the tool never ran. */
+        UserRejectObservation: components["schemas"]["EventBase"] & ({
+            /** @description The rejected `ActionEvent`. */
+            action_id: string;
+            /** @description Why, for the model. */
+            rejection_reason?: string;
+            /** @description `user` (or `hook`). */
+            rejection_source?: string;
+            /** @description The call answered. */
+            tool_call_id: string;
+            /** @description The tool. */
+            tool_name: string;
+        } & {
+            [key: string]: unknown;
+        }) & {
+            /**
+             * @description Always `UserRejectObservation`: names this variant.
+             * @enum {string}
+             */
+            kind: "UserRejectObservation";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "UserRejectObservation";
         };
         /** @description One item of a 422 body, as FastAPI / pydantic write it. */
         ValidationErrorItem: {
@@ -5202,3 +6217,10 @@ export interface operations {
         };
     };
 }
+
+/** The tag values of each discriminated union above (its discriminator mapping). */
+export const discriminatorValues = {
+    Action: ["BrowserClickAction","BrowserCloseTabAction","BrowserGetContentAction","BrowserGetStateAction","BrowserGetStorageAction","BrowserGoBackAction","BrowserListTabsAction","BrowserNavigateAction","BrowserRequestHandoffAction","BrowserScrollAction","BrowserSetStorageAction","BrowserStartRecordingAction","BrowserStopRecordingAction","BrowserSwitchTabAction","BrowserTypeAction","FileEditorAction","FinishAction","GlobAction","GrepAction","MCPToolAction","TaskAction","TaskTrackerAction","TerminalAction","ThinkAction"],
+    Event: ["ActionEvent","AgentErrorEvent","Condensation","CondensationRequest","ConversationErrorEvent","ConversationStateUpdateEvent","InterruptEvent","MessageEvent","ObservationEvent","PauseEvent","ServerErrorEvent","StreamingDeltaEvent","SystemPromptEvent","UserRejectObservation"],
+    Observation: ["BrowserObservation","FileEditorObservation","FinishObservation","GlobObservation","GrepObservation","MCPToolObservation","TaskObservation","TaskTrackerObservation","TerminalObservation","ThinkObservation"],
+} as const;

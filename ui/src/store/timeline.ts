@@ -114,10 +114,12 @@ export function timelineReducer(state: TimelineState, input: TimelineInput): Tim
 
 /** Events that exist only on the socket: never persisted, never a catch-up anchor. */
 function isTransient(ev: WireEvent): boolean {
+  const kind: string = ev.kind;
   return (
-    ev.kind === "StreamingDeltaEvent" ||
-    ev.kind === "TokenEvent" ||
-    ev.kind === "ServerErrorEvent" ||
+    kind === "StreamingDeltaEvent" ||
+    // An upstream server's streamed tokens (no kind of Tandem's).
+    kind === "TokenEvent" ||
+    kind === "ServerErrorEvent" ||
     (ev.kind === "ConversationStateUpdateEvent" && ev.key === "full_state")
   );
 }
@@ -211,7 +213,7 @@ function applyEvents(prev: TimelineState, events: readonly WireEvent[]): Timelin
 }
 
 function findAction(index: Record<string, number>, ev: ActionResult): number | undefined {
-  const byId = "action_id" in ev && ev.action_id ? index[ev.action_id] : undefined;
+  const byId = "action_id" in ev && typeof ev.action_id === "string" && ev.action_id ? index[ev.action_id] : undefined;
   if (byId !== undefined) return byId;
   return ev.tool_call_id ? index[`call:${ev.tool_call_id}`] : undefined;
 }

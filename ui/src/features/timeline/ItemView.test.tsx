@@ -185,4 +185,19 @@ describe("LLM failures", () => {
     expect(container.textContent).toContain("Conversation error");
     expect(container.querySelector(".permanent")).toBeNull();
   });
+  it("shows kinds it does not know (an upstream server's) generically", () => {
+    // Untrusted JSON the way an upstream server sends it: its own action, observation and event kinds.
+    const wire = (o: object): WireEvent => JSON.parse(JSON.stringify(o));
+    const a = wire({ ...E.action("ls"), tool_name: "execute_bash", action: { kind: "ExecuteBashAction", command: "ls", path: "/w" } });
+    const obs = wire({ ...E.observation(a, "file.txt"), observation: { kind: "ExecuteBashObservation", content: [{ type: "text", text: "file.txt" }] } });
+    const token = wire({ ...E.status("running"), kind: "TokenEvent" });
+    const verdict = wire({ ...E.status("running"), kind: "SecurityAnalysisEvent", analyzer: "llm", risks: { a: "HIGH" } });
+    const events = [a, obs, token, verdict];
+    const [action, other, analysis] = items(events);
+    const { container } = render(<ItemView item={action!} pending={false} />);
+    expect(container.querySelector(".headline")?.textContent).toBe("ls /w");
+    expect(container.querySelector(".obs-text")?.textContent).toBe("file.txt");
+    expect(render(<ItemView item={other!} pending={false} />).container.textContent).toBe("TokenEvent");
+    expect(render(<ItemView item={analysis!} pending={false} />).container.textContent).toBe("Security analysis (llm): high");
+  });
 });

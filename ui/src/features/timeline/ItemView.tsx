@@ -1,15 +1,16 @@
 // One timeline row. Actions show with their answer; terminal output keeps its colours; file
-// edits show as diffs; browser steps show their screenshot; thinking is collapsed; errors and
+// edits show their diffs; browser steps show their screenshot; thinking is collapsed; errors and
 // rejections are marked.
 import { memo } from "react";
 import Markdown from "react-markdown";
 import remarkGfm from "remark-gfm";
+import { assertNever, isKnownEvent, isKnownObservation } from "../../api/kinds";
 import type { ActionEvent, MessageEvent, ObservationEvent, WireEvent } from "../../api/types";
 import { messageText, type ActionResult, type TimelineItem } from "../../store/timeline";
 import { HANDOFF_TOOL } from "../browser/handoff";
 import { Screenshot } from "../browser/Screenshot";
 import { AnsiText } from "./AnsiText";
-import { actionArguments, actionHeadline, browserControlText, contentText, LLM_RETRY_KEY, llmRetryDetail, llmRetryText } from "./describe";
+import { actionArguments, actionHeadline, browserControlText, contentText, isObject, LLM_RETRY_KEY, llmRetryDetail, llmRetryText } from "./describe";
 import { FileDiffView } from "./FileDiffView";
 import { RiskBadge } from "./RiskBadge";
 import { isTaskAction } from "./task";
@@ -59,58 +60,70 @@ function MessageView({ ev }: { ev: MessageEvent }) {
 }
 
 function ObservationBody({ ev }: { ev: ObservationEvent }) {
-  const obs = ev.observation as Record<string, unknown> & { kind?: string; is_error?: boolean };
+  const obs = ev.observation;
   const text = contentText(obs.content);
-  if (obs.kind === "TaskObservation") return <TaskResult obs={obs} />;
-  if (obs.kind === "FileEditorObservation" && typeof obs.new_content === "string" && obs.command !== "view") {
-    return (
-      <FileDiffView
-        path={typeof obs.path === "string" ? obs.path : ""}
-        oldText={typeof obs.old_content === "string" ? obs.old_content : ""}
-        newText={obs.new_content}
-      />
-    );
+  const plain = <pre className="obs-text">{text}</pre>;
+  // A kind this UI does not know (an upstream server's tool): its text.
+  if (!isKnownObservation(obs)) return plain;
+  switch (obs.kind) {
+    case "TaskObservation":
+      return <TaskResult obs={obs} />;
+    case "FileEditorObservation":
+      if (typeof obs.new_content !== "string" || obs.command === "view") return plain;
+      return <FileDiffView path={obs.path ?? ""} oldText={obs.old_content ?? ""} newText={obs.new_content} />;
+    case "TerminalObservation": {
+      const exit = obs.exit_code ?? null;
+      return (
+        <>
+          <AnsiText text={text || "(no output)"} className="ansi term-out" />
+          {exit !== null && exit !== 0 && <div className="exit bad">exit code {exit}</div>}
+          {obs.timeout === true && <div className="exit bad">timed out</div>}
+        </>
+      );
+    }
+    case "BrowserObservation":
+      if (!obs.screenshot_data) return plain;
+      return (
+        <>
+          {text && <pre className="obs-text">{text}</pre>}
+          <Screenshot data={obs.screenshot_data} label={`after ${ev.tool_name}`} />
+        </>
+      );
+    case "TaskTrackerObservation":
+    case "ThinkObservation":
+    case "FinishObservation":
+    case "GlobObservation":
+    case "GrepObservation":
+    case "MCPToolObservation":
+      return plain;
+    default:
+      return assertNever(obs);
   }
-  if (obs.kind === "TerminalObservation") {
-    const exit = typeof obs.exit_code === "number" ? obs.exit_code : null;
-    return (
-      <>
-        <AnsiText text={text || "(no output)"} className="ansi term-out" />
-        {exit !== null && exit !== 0 && <div className="exit bad">exit code {exit}</div>}
-        {obs.timeout === true && <div className="exit bad">timed out</div>}
-      </>
-    );
-  }
-  if (obs.kind === "BrowserObservation" && typeof obs.screenshot_data === "string" && obs.screenshot_data) {
-    return (
-      <>
-        {text && <pre className="obs-text">{text}</pre>}
-        <Screenshot data={obs.screenshot_data} label={`after ${ev.tool_name}`} />
-      </>
-    );
-  }
-  return <pre className="obs-text">{text}</pre>;
 }
 
 function ResultView({ r }: { r: ActionResult }) {
-  if (r.kind === "UserRejectObservation")
-    return (
-      <div className="result rejected" role="note">
-        <strong>Rejected</strong> {r.rejection_reason ? `— ${r.rejection_reason}` : ""}
-      </div>
-    );
-  if (r.kind === "AgentErrorEvent")
-    return (
-      <div className="result error" role="note">
-        <strong>Error</strong> {r.error}
-      </div>
-    );
-  const isError = (r.observation as { is_error?: boolean }).is_error === true;
-  return (
-    <div className={isError ? "result error" : "result"}>
-      <ObservationBody ev={r} />
-    </div>
-  );
+  switch (r.kind) {
+    case "UserRejectObservation":
+      return (
+        <div className="result rejected" role="note">
+          <strong>Rejected</strong> {r.rejection_reason ? `— ${r.rejection_reason}` : ""}
+        </div>
+      );
+    case "AgentErrorEvent":
+      return (
+        <div className="result error" role="note">
+          <strong>Error</strong> {r.error}
+        </div>
+      );
+    case "ObservationEvent":
+      return (
+        <div className={r.observation.is_error === true ? "result error" : "result"}>
+          <ObservationBody ev={r} />
+        </div>
+      );
+    default:
+      return assertNever(r);
+  }
 }
 
 export function ActionView({ ev, result, pending }: { ev: ActionEvent; result?: ActionResult; pending: boolean }) {
@@ -140,7 +153,24 @@ export function ActionView({ ev, result, pending }: { ev: ActionEvent; result?: 
   );
 }
 
+/** An event of a kind this UI does not know (a newer or an upstream server's): its kind. */
+function UnknownEventView({ ev }: { ev: WireEvent }) {
+  // Upstream servers also record their analyzer's verdicts (SecurityAnalysisEvent).
+  const kind: string = ev.kind;
+  if (kind === "SecurityAnalysisEvent" && "risks" in ev && isObject(ev.risks)) {
+    const risks = Object.values(ev.risks).map((r) => String(r).toLowerCase());
+    const analyzer = "analyzer" in ev && typeof ev.analyzer === "string" ? ` (${ev.analyzer})` : "";
+    return (
+      <div className="item marker">
+        Security analysis{analyzer}: {risks.length ? risks.join(", ") : "no pending action"}
+      </div>
+    );
+  }
+  return <div className="item marker">{ev.kind}</div>;
+}
+
 function OtherView({ ev }: { ev: WireEvent }) {
+  if (!isKnownEvent(ev)) return <UnknownEventView ev={ev} />;
   switch (ev.kind) {
     case "ConversationErrorEvent": {
       // An LLM error that is not retried (a wrong key, address or model) says so: waiting
@@ -173,19 +203,18 @@ function OtherView({ ev }: { ev: WireEvent }) {
           <pre className="obs-text">{ev.system_prompt?.text}</pre>
         </details>
       );
-    default: {
-      // Upstream servers also record their analyzer's verdicts (SecurityAnalysisEvent).
-      const extra = ev as unknown as { analyzer?: unknown; risks?: unknown };
-      if (ev.kind === "SecurityAnalysisEvent" && extra.risks && typeof extra.risks === "object") {
-        const risks = Object.values(extra.risks as Record<string, unknown>).map((r) => String(r).toLowerCase());
-        return (
-          <div className="item marker">
-            Security analysis{typeof extra.analyzer === "string" ? ` (${extra.analyzer})` : ""}: {risks.length ? risks.join(", ") : "no pending action"}
-          </div>
-        );
-      }
+    // Each of these has its own row, or none; only an odd stream brings one here.
+    case "MessageEvent":
+    case "ActionEvent":
+    case "ObservationEvent":
+    case "AgentErrorEvent":
+    case "UserRejectObservation":
+    case "ConversationStateUpdateEvent":
+    case "StreamingDeltaEvent":
+    case "ServerErrorEvent":
       return <div className="item marker">{ev.kind}</div>;
-    }
+    default:
+      return assertNever(ev);
   }
 }
 

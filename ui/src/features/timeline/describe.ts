@@ -1,8 +1,12 @@
 // Plain-text views of events for labels, search and the approval panel.
+import { assertNever, isKnownAction, isKnownEvent } from "../../api/kinds";
 import type { ActionEvent, WireEvent } from "../../api/types";
 import { messageText, type ActionResult, type TimelineItem } from "../../store/timeline";
 import { stripAnsi } from "./ansi";
 import { isTaskAction, taskHeadline } from "./task";
+
+/** Untrusted JSON that is an object (arrays included, as `JSON.parse` may give). */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
 
 export function contentText(content: unknown): string {
   if (!Array.isArray(content)) return "";
@@ -13,13 +17,13 @@ export function contentText(content: unknown): string {
 
 /** The arguments the model sent, pretty-printed (the parsed action when available). */
 export function actionArguments(ev: ActionEvent): Record<string, unknown> {
-  if (ev.action && typeof ev.action === "object") {
-    const { kind: _kind, ...rest } = ev.action as Record<string, unknown>;
+  if (ev.action) {
+    const { kind: _kind, ...rest } = ev.action;
     return rest;
   }
   try {
     const parsed: unknown = JSON.parse(ev.tool_call?.arguments ?? "{}");
-    return typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : { arguments: parsed };
+    return isObject(parsed) ? parsed : { arguments: parsed };
   } catch {
     return { arguments: ev.tool_call?.arguments ?? "" };
   }
@@ -27,6 +31,51 @@ export function actionArguments(ev: ActionEvent): Record<string, unknown> {
 
 /** One line saying what the action does: the command, the file, or the summary. */
 export function actionHeadline(ev: ActionEvent): string {
+  const a = ev.action;
+  // A kind this UI does not know (an upstream server's tool), or a call whose arguments did not
+  // parse: read what the arguments say.
+  if (!a || !isKnownAction(a)) return argumentsHeadline(ev);
+  switch (a.kind) {
+    case "TerminalAction":
+      return a.command;
+    case "FileEditorAction":
+      return `${a.command} ${a.path}`;
+    case "ThinkAction":
+      return a.thought;
+    case "FinishAction":
+      return a.message;
+    case "TaskAction":
+      return taskHeadline(a);
+    case "GlobAction":
+    case "GrepAction":
+      return searchHeadline(ev.tool_name, a) ?? argumentsHeadline(ev);
+    case "BrowserNavigateAction":
+    case "BrowserClickAction":
+    case "BrowserTypeAction":
+    case "BrowserGetStateAction":
+    case "BrowserGetContentAction":
+    case "BrowserScrollAction":
+    case "BrowserGoBackAction":
+    case "BrowserListTabsAction":
+    case "BrowserSwitchTabAction":
+    case "BrowserCloseTabAction":
+    case "BrowserGetStorageAction":
+    case "BrowserSetStorageAction":
+    case "BrowserStartRecordingAction":
+    case "BrowserStopRecordingAction":
+    case "BrowserRequestHandoffAction":
+      return browserHeadline(ev.tool_name, a) ?? argumentsHeadline(ev);
+    // The list, or an MCP tool's arguments: the model's summary says it better.
+    case "TaskTrackerAction":
+    case "MCPToolAction":
+      return ev.summary ?? ev.tool_name;
+    default:
+      return assertNever(a);
+  }
+}
+
+/** The headline of an action read from its arguments alone: by tool name, then common fields. */
+function argumentsHeadline(ev: ActionEvent): string {
   const a = actionArguments(ev);
   const browser = browserHeadline(ev.tool_name, a);
   if (browser) return browser;
@@ -96,9 +145,8 @@ export function browserHeadline(tool: string, a: Record<string, unknown>): strin
  * The line for a `browser_control` state update (the person took the browser or handed it
  * back), or null when `value` is not one.
  */
-export function browserControlText(value: unknown): string | null {
-  if (typeof value !== "object" || value === null) return null;
-  const v = value as Record<string, unknown>;
+export function browserControlText(v: unknown): string | null {
+  if (!isObject(v)) return null;
   const where = str(v.title) || str(v.url) || "a blank page";
   const note = str(v.note).trim();
   const reason = str(v.reason).trim();
@@ -110,7 +158,7 @@ export function browserControlText(value: unknown): string | null {
 /** The state-update key of an LLM call's retry announcement. */
 export const LLM_RETRY_KEY = "llm_retry";
 
-/** A wait in seconds as people read it: `8 s`, `0.5 s`, `2 min`. */
+/** A wait in seconds the way people read it: `8 s`, `0.5 s`, `2 min`. */
 function seconds(s: number): string {
   if (s >= 120) return `${Math.round(s / 60)} min`;
   return `${s >= 10 ? Math.round(s) : Number(s.toFixed(1))} s`;
@@ -120,9 +168,8 @@ function seconds(s: number): string {
  * The line for an `llm_retry` state update ("LLM error LLMRateLimitError, retry 2/5 in 8 s"),
  * or null when `value` is not one.
  */
-export function llmRetryText(value: unknown): string | null {
-  if (typeof value !== "object" || value === null) return null;
-  const v = value as Record<string, unknown>;
+export function llmRetryText(v: unknown): string | null {
+  if (!isObject(v)) return null;
   if (typeof v.retry !== "number" || typeof v.max_retries !== "number") return null;
   const wait = typeof v.wait_seconds === "number" && Number.isFinite(v.wait_seconds) ? v.wait_seconds : 0;
   return `LLM error ${str(v.code) || "(unknown)"}, retry ${v.retry}/${v.max_retries} in ${seconds(wait)}`;
@@ -130,13 +177,20 @@ export function llmRetryText(value: unknown): string | null {
 
 /** The provider's message of an `llm_retry` state update. */
 export function llmRetryDetail(value: unknown): string {
-  return typeof value === "object" && value !== null ? str((value as Record<string, unknown>).message) : "";
+  return isObject(value) ? str(value.message) : "";
 }
 
 export function resultText(r: ActionResult): string {
-  if (r.kind === "ObservationEvent") return stripAnsi(contentText((r.observation as { content?: unknown }).content));
-  if (r.kind === "UserRejectObservation") return r.rejection_reason ?? "";
-  return r.error;
+  switch (r.kind) {
+    case "ObservationEvent":
+      return stripAnsi(contentText(r.observation.content));
+    case "UserRejectObservation":
+      return r.rejection_reason ?? "";
+    case "AgentErrorEvent":
+      return r.error;
+    default:
+      return assertNever(r);
+  }
 }
 
 /** Text that the timeline's text filter matches against. */
@@ -158,12 +212,26 @@ export function itemText(item: TimelineItem): string {
 }
 
 export function otherText(ev: WireEvent): string {
+  if (!isKnownEvent(ev)) return ev.kind;
   switch (ev.kind) {
     case "ConversationErrorEvent":
       return `${ev.code}: ${ev.detail}`;
     case "Condensation":
       return ev.summary ?? "";
-    default:
+    case "SystemPromptEvent":
+    case "MessageEvent":
+    case "ActionEvent":
+    case "ObservationEvent":
+    case "AgentErrorEvent":
+    case "UserRejectObservation":
+    case "PauseEvent":
+    case "InterruptEvent":
+    case "CondensationRequest":
+    case "ConversationStateUpdateEvent":
+    case "StreamingDeltaEvent":
+    case "ServerErrorEvent":
       return ev.kind;
+    default:
+      return assertNever(ev);
   }
 }

@@ -7,8 +7,7 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
 /** Whether an action is a sub-agent task. */
 export function isTaskAction(ev: ActionEvent): boolean {
-  const kind = (ev.action as { kind?: unknown } | null | undefined)?.kind;
-  return kind === "TaskAction" || ev.tool_name === "task";
+  return ev.action?.kind === "TaskAction" || ev.tool_name === "task";
 }
 
 /** One line for a task: the sub-agent type and the task's description (else its prompt's first line). */
