@@ -11,7 +11,7 @@ use tandem_protocol::{
     BrowserStartRecordingAction, BrowserStopRecordingAction, BrowserSwitchTabAction,
     BrowserTypeAction, Content, ImageContent,
 };
-use tandem_sdk::{Tool, ToolContext, ToolDefinition, TypedTool};
+use tandem_sdk::{Tool, ToolContext, ToolDefinition, ToolInputError, TypedTool};
 
 use crate::actions::Outcome;
 use crate::browser::Browser;
@@ -142,9 +142,12 @@ impl TypedTool for RequestHandoff {
         &self.definition
     }
 
-    fn validate(&self, input: &BrowserRequestHandoffAction) -> Result<(), String> {
+    fn validate(&self, input: &BrowserRequestHandoffAction) -> Result<(), ToolInputError> {
         if input.reason.trim().is_empty() {
-            return Err("field `reason` must say what the person should do".into());
+            return Err(ToolInputError::invalid(
+                "reason",
+                "must say what the person should do",
+            ));
         }
         Ok(())
     }

@@ -159,7 +159,8 @@ fn bad_arguments_are_refused_naming_the_field() {
         json!({"direction": "left"}),
         &parameters::<BrowserScrollAction>(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains("direction") && err.contains("up, down"),
         "{err}"
@@ -168,13 +169,15 @@ fn bad_arguments_are_refused_naming_the_field() {
         json!({"text": "x"}),
         &parameters::<BrowserTypeAction>(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("index"), "{err}");
     let err = tool_io::parse::<BrowserSetStorageAction>(
         json!({"storage_state": "cookies"}),
         &parameters::<BrowserSetStorageAction>(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains("storage_state") || err.contains("map"),
         "{err}"

@@ -187,7 +187,7 @@ fn url_means_sse(url: &str) -> bool {
 fn auth_headers(
     auth: Option<&Value>,
     headers: &mut BTreeMap<String, String>,
-) -> Result<(), String> {
+) -> Result<(), FieldProblem> {
     let Some(auth) = auth else { return Ok(()) };
     match auth {
         Value::Null => {}
@@ -221,23 +221,56 @@ fn auth_headers(
                     );
                 }
                 Some("header") => {
-                    let extra = string_map(a.get("headers")).map_err(|m| format!("headers {m}"))?;
+                    let extra = string_map(a.get("headers"))
+                        .map_err(|m| FieldProblem::AuthHeaders(Box::new(m)))?;
                     headers.extend(extra);
                 }
                 other => {
-                    return Err(format!(
-                        "unknown strategy {}: use none, bearer, api_key, basic, header or oauth2",
-                        other.map_or("(missing)".to_owned(), |s| format!("`{s}`"))
-                    ));
+                    return Err(FieldProblem::UnknownStrategy(other.map(str::to_owned)));
                 }
             }
         }
-        other => return Err(format!("must be a token string or an object, got {other}")),
+        other => return Err(FieldProblem::NotAuth(other.clone())),
     }
     Ok(())
 }
 
-fn string_list(v: Option<&Value>) -> Result<Vec<String>, String> {
+/// What is wrong with one field of a server entry; the text follows the field's name
+/// (`` `args` must be a list of strings, got 5 ``).
+#[derive(Debug, thiserror::Error)]
+enum FieldProblem {
+    /// A list holds something other than a string.
+    #[error("must hold strings, got {0}")]
+    NotAString(Value),
+    /// Not a list.
+    #[error("must be a list of strings, got {0}")]
+    NotAList(Value),
+    /// A map's value is not a string (numbers and booleans are taken as their text).
+    #[error("`{key}` must be a string, got {got}")]
+    NotAStringValue {
+        /// The key of the value.
+        key: String,
+        /// The value.
+        got: Value,
+    },
+    /// Not a map.
+    #[error("must be an object of strings, got {0}")]
+    NotAMap(Value),
+    /// `auth`'s `strategy` is none Tandem knows (`None`: absent).
+    #[error(
+        "unknown strategy {}: use none, bearer, api_key, basic, header or oauth2",
+        .0.as_ref().map_or("(missing)".to_owned(), |s| format!("`{s}`"))
+    )]
+    UnknownStrategy(Option<String>),
+    /// `auth` is neither a token nor an object.
+    #[error("must be a token string or an object, got {0}")]
+    NotAuth(Value),
+    /// `auth`'s `headers` (strategy `header`) are wrong.
+    #[error("headers {0}")]
+    AuthHeaders(Box<FieldProblem>),
+}
+
+fn string_list(v: Option<&Value>) -> Result<Vec<String>, FieldProblem> {
     match v {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
@@ -245,14 +278,14 @@ fn string_list(v: Option<&Value>) -> Result<Vec<String>, String> {
             .map(|i| {
                 i.as_str()
                     .map(str::to_owned)
-                    .ok_or_else(|| format!("must hold strings, got {i}"))
+                    .ok_or_else(|| FieldProblem::NotAString(i.clone()))
             })
             .collect(),
-        Some(other) => Err(format!("must be a list of strings, got {other}")),
+        Some(other) => Err(FieldProblem::NotAList(other.clone())),
     }
 }
 
-fn string_map(v: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
+fn string_map(v: Option<&Value>) -> Result<BTreeMap<String, String>, FieldProblem> {
     match v {
         None | Some(Value::Null) => Ok(BTreeMap::new()),
         Some(Value::Object(m)) => m
@@ -260,10 +293,13 @@ fn string_map(v: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k.clone(), s.clone())),
                 Value::Number(_) | Value::Bool(_) => Ok((k.clone(), v.to_string())),
-                other => Err(format!("`{k}` must be a string, got {other}")),
+                other => Err(FieldProblem::NotAStringValue {
+                    key: k.clone(),
+                    got: other.clone(),
+                }),
             })
             .collect(),
-        Some(other) => Err(format!("must be an object of strings, got {other}")),
+        Some(other) => Err(FieldProblem::NotAMap(other.clone())),
     }
 }
 

@@ -30,7 +30,7 @@ pub use config::{ServerConfig, Transport, parse_config, parse_server};
 pub use connection::{McpCallResult, McpConnection, McpToolInfo, connect};
 pub use error::{McpError, McpErrorKind};
 pub use server::McpServer;
-pub use tool::McpTool;
+pub use tool::{McpTool, UnusableSchema};
 
 /// Upstream's wait for connecting and listing tools.
 pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(30);

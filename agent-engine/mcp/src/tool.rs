@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
+use tandem_protocol::tool_io;
 use tandem_protocol::{
     Action, Content, ImageContent, McpToolAction, McpToolObservation, Observation,
 };
-use tandem_sdk::{Tool, ToolAnnotations, ToolContext, ToolDefinition};
+use tandem_sdk::{Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolInputError};
 
 use crate::McpServer;
 use crate::connection::{McpCallResult, McpToolInfo};
@@ -36,11 +37,15 @@ impl std::fmt::Debug for McpTool {
 impl McpTool {
     /// The tool `info` of `server`, shown to the model as `name`; an error says why its schema
     /// cannot be used.
-    pub fn new(server: Arc<McpServer>, info: McpToolInfo, name: String) -> Result<Self, String> {
+    pub fn new(
+        server: Arc<McpServer>,
+        info: McpToolInfo,
+        name: String,
+    ) -> Result<Self, UnusableSchema> {
         let schema = usable_schema(&info.input_schema)?;
         let validator = jsonschema::options()
             .build(&schema)
-            .map_err(|e| format!("its input schema is not valid JSON Schema: {e}"))?;
+            .map_err(|e| UnusableSchema::NotJsonSchema(e.to_string()))?;
         let hints = info.annotations.as_ref();
         let hint = |k: &str, default: bool| {
             hints
@@ -96,10 +101,28 @@ impl McpTool {
     }
 }
 
+/// Why an MCP tool's input schema cannot be used, so the tool is skipped (the text follows
+/// `tool `name` skipped: `).
+#[derive(Debug, thiserror::Error)]
+pub enum UnusableSchema {
+    /// The schema is not a JSON object.
+    #[error("its input schema is not a JSON object: {0}")]
+    NotAnObject(Value),
+    /// The schema's `type` is not `"object"`.
+    #[error("its input schema's type is {0}, not \"object\"")]
+    NotAnObjectType(Value),
+    /// The schema's `properties` is not an object.
+    #[error("its input schema's properties are not an object: {0}")]
+    PropertiesNotAnObject(Value),
+    /// The validator refused the schema.
+    #[error("its input schema is not valid JSON Schema: {0}")]
+    NotJsonSchema(String),
+}
+
 /// The schema as the model gets it, or why it cannot be used: it must be an object schema.
-fn usable_schema(schema: &Value) -> Result<Value, String> {
+fn usable_schema(schema: &Value) -> Result<Value, UnusableSchema> {
     let Some(o) = schema.as_object() else {
-        return Err(format!("its input schema is not a JSON object: {schema}"));
+        return Err(UnusableSchema::NotAnObject(schema.clone()));
     };
     let mut o = o.clone();
     match o.get("type") {
@@ -107,18 +130,14 @@ fn usable_schema(schema: &Value) -> Result<Value, String> {
             o.insert("type".into(), Value::String("object".into()));
         }
         Some(Value::String(t)) if t == "object" => {}
-        Some(t) => return Err(format!("its input schema's type is {t}, not \"object\"")),
+        Some(t) => return Err(UnusableSchema::NotAnObjectType(t.clone())),
     }
     match o.get("properties") {
         None => {
             o.insert("properties".into(), Value::Object(Map::new()));
         }
         Some(Value::Object(_)) => {}
-        Some(p) => {
-            return Err(format!(
-                "its input schema's properties are not an object: {p}"
-            ));
-        }
+        Some(p) => return Err(UnusableSchema::PropertiesNotAnObject(p.clone())),
     }
     Ok(Value::Object(o))
 }
@@ -197,11 +216,15 @@ impl Tool for McpTool {
         &self.definition
     }
 
-    fn parse_action(&self, arguments: Value) -> Result<Action, String> {
+    fn parse_action(&self, arguments: Value) -> Result<Action, ToolInputError> {
         let object = match arguments {
             Value::Object(o) => o,
             Value::Null => Map::new(),
-            other => return Err(format!("the arguments must be a JSON object, got {other}")),
+            other => {
+                return Err(ToolInputError::NotAnObject {
+                    got: tool_io::type_name(&other),
+                });
+            }
         };
         let properties = self.definition.parameters.get("properties");
         // Like upstream: a null argument is an absent one.
@@ -229,14 +252,15 @@ impl Tool for McpTool {
             })
             .collect();
         if !problems.is_empty() {
-            return Err(format!(
-                "invalid arguments for `{}`: {}",
-                self.definition.name,
-                problems.join("; ")
-            ));
+            return Err(ToolInputError::Schema {
+                tool: self.definition.name.clone(),
+                problems,
+            });
         }
         let Value::Object(data) = value else {
-            return Err("the arguments must be a JSON object".into());
+            return Err(ToolInputError::NotAnObject {
+                got: tool_io::type_name(&value),
+            });
         };
         Ok(Action::Mcp(McpToolAction {
             data,

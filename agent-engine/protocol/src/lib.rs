@@ -58,7 +58,7 @@ pub use state::{
     LlmConfig, Metrics, ResponseLatency, SecurityRisk, TokenUsage, ToolSpec, WorkspaceSpec,
 };
 pub use task::{DEFAULT_SUBAGENT, TaskAction, TaskObservation};
-pub use tool_io::{ToolInput, ToolOutput};
+pub use tool_io::{ToolInput, ToolInputError, ToolOutput};
 
 /// A JSON object: the unknown fields a type keeps so that they are written back unchanged.
 pub type Extra = serde_json::Map<String, serde_json::Value>;

@@ -26,9 +26,11 @@ use crate::{
 };
 
 mod arguments;
+mod error;
 mod schema;
 
-pub use arguments::{ArgumentError, Arguments};
+pub use arguments::{ArgumentError, Arguments, type_name};
+pub use error::ToolInputError;
 pub use schema::parameters;
 
 /// An action struct that is a tool's input: the model's arguments parse into it and its schema
@@ -58,23 +60,22 @@ pub trait ToolOutput: Into<Observation> + Send + 'static {
 pub fn parse<T: DeserializeOwned + Serialize>(
     arguments: Value,
     parameters: &Value,
-) -> Result<T, String> {
+) -> Result<T, ToolInputError> {
     let object = match arguments {
         Value::Object(object) => object,
         Value::Null => Map::new(),
         other => {
-            return Err(format!(
-                "the arguments must be a JSON object, got {}",
-                arguments::type_name(&other)
-            ));
+            return Err(ToolInputError::NotAnObject {
+                got: arguments::type_name(&other),
+            });
         }
     };
-    let input = T::deserialize(Arguments(Value::Object(object))).map_err(|e| e.to_string())?;
-    let mut read = serde_json::to_value(&input).map_err(|e| e.to_string())?;
+    let input = T::deserialize(Arguments(Value::Object(object)))?;
+    let mut read = serde_json::to_value(&input)?;
     schema::check_enums(&read, parameters, "")?;
     if schema::prune(&mut read, parameters) {
         // Read back without the arguments the schema does not declare.
-        return serde_json::from_value(read).map_err(|e| e.to_string());
+        return Ok(serde_json::from_value(read)?);
     }
     Ok(input)
 }

@@ -9,7 +9,7 @@ use tandem_protocol::{
 };
 
 fn parse<T: ToolInput>(arguments: Value) -> Result<T, String> {
-    tool_io::parse(arguments, &tool_io::parameters::<T>())
+    tool_io::parse(arguments, &tool_io::parameters::<T>()).map_err(|e| e.to_string())
 }
 
 /// Every key anywhere in `v`, with the path leading to it.

@@ -8,10 +8,11 @@ use serde_json::{Map, Value, json};
 use tandem_llm::LlmResponse;
 use tandem_protocol::{
     ActionEvent, AgentErrorEvent, Content, ErrorClassification, Event, EventBase, Extra, Message,
-    MessageToolCall, Role, SecurityRisk, Source,
+    MessageToolCall, Role, SecurityRisk, Source, tool_io,
 };
 
 use crate::condenser::{ViewItem, view_items};
+use crate::error::ToolCallError;
 use crate::security::RuleAnalyzer;
 use crate::tool::{Tool, ToolRegistry};
 
@@ -229,7 +230,7 @@ pub struct ProposedAction {
     /// The event to record (its `action` is absent when the call was not valid).
     pub event: ActionEvent,
     /// Why it cannot run; the model sees this as the tool's result.
-    pub error: Option<String>,
+    pub error: Option<ToolCallError>,
 }
 
 /// Turns the model's tool calls into action events: arguments parsed and validated by the
@@ -305,12 +306,10 @@ fn propose_one(
         extra: Extra::new(),
     };
     let Some(tool) = tools.get(&call.name) else {
-        let available: Vec<String> = tools.names().iter().map(|n| format!("'{n}'")).collect();
-        let error = format!(
-            "Tool '{}' not found. Available: [{}]",
-            call.name,
-            available.join(", ")
-        );
+        let error = ToolCallError::NotFound {
+            name: call.name.clone(),
+            available: tools.names().into_iter().map(str::to_owned).collect(),
+        };
         return ProposedAction {
             event,
             error: Some(error),
@@ -352,19 +351,24 @@ struct ParsedCall {
 /// Parses `raw` (a JSON object) as `tool`'s arguments: `security_risk` and `summary` are taken
 /// out, the rest goes to the tool's parser. The error names the tool and, through the parser,
 /// the field at fault.
-fn parse_call(tool: &dyn Tool, name: &str, raw: &str) -> std::result::Result<ParsedCall, String> {
+fn parse_call(
+    tool: &dyn Tool,
+    name: &str,
+    raw: &str,
+) -> std::result::Result<ParsedCall, ToolCallError> {
     let mut args = match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(o)) => o,
         Ok(other) => {
-            return Err(format!(
-                "Error validating tool '{name}': arguments must be a JSON object, got {}",
-                json_type(&other)
-            ));
+            return Err(ToolCallError::NotAnObject {
+                tool: name.to_owned(),
+                got: tool_io::type_name(&other),
+            });
         }
-        Err(e) => {
-            return Err(format!(
-                "Error validating tool '{name}': {e}. Arguments: unparseable JSON"
-            ));
+        Err(source) => {
+            return Err(ToolCallError::Unparseable {
+                tool: name.to_owned(),
+                source,
+            });
         }
     };
     let llm_risk = args
@@ -374,9 +378,12 @@ fn parse_call(tool: &dyn Tool, name: &str, raw: &str) -> std::result::Result<Par
     let summary = args
         .remove("summary")
         .and_then(|v| v.as_str().map(str::to_owned));
-    let action = tool
-        .parse_action(Value::Object(args))
-        .map_err(|e| format!("Error validating tool '{name}': {e}"))?;
+    let action =
+        tool.parse_action(Value::Object(args))
+            .map_err(|source| ToolCallError::Invalid {
+                tool: name.to_owned(),
+                source,
+            })?;
     Ok(ParsedCall {
         action,
         llm_risk,
@@ -394,12 +401,9 @@ pub fn edit_action(
     tools: &ToolRegistry,
     analyzer: &RuleAnalyzer,
     workspace: &Path,
-) -> std::result::Result<ActionEvent, String> {
+) -> std::result::Result<ActionEvent, ToolCallError> {
     let Some(tool) = tools.get(&original.tool_name) else {
-        return Err(format!(
-            "Tool '{}' is not available in this conversation",
-            original.tool_name
-        ));
+        return Err(ToolCallError::NotAvailable(original.tool_name.clone()));
     };
     let raw = arguments.to_string();
     let parsed = parse_call(tool.as_ref(), &original.tool_name, &raw)?;
@@ -416,17 +420,6 @@ pub fn edited_headline(action: &ActionEvent) -> String {
     match &action.action {
         Some(tandem_protocol::Action::Terminal(t)) => format!("$ {}", t.command),
         _ => format!("{} {}", action.tool_name, action.tool_call.arguments),
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

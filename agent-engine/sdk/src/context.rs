@@ -21,6 +21,8 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::error::{AgentContextError, SkillJsonError};
+
 pub use prompt::{PromptVars, render_system_prompt};
 pub use skill::Skill;
 pub use workspace::{
@@ -108,17 +110,14 @@ impl AgentContext {
     ///
     /// Errors name the offending field, e.g. `skills[1] (docker): ...`. Path-triggered skills
     /// and duplicate names are rejected rather than silently dropped.
-    pub fn from_json(value: &Value) -> Result<AgentContext, String> {
+    pub fn from_json(value: &Value) -> Result<AgentContext, AgentContextError> {
         if value.is_null() {
             return Ok(Self::default());
         }
         if !value.is_object() {
-            return Err(format!(
-                "agent context must be a JSON object, got {}",
-                kind_of(value)
-            ));
+            return Err(AgentContextError::NotAnObject(kind_of(value)));
         }
-        let raw = RawContext::deserialize(value).map_err(|e| format!("agent context: {e}"))?;
+        let raw = RawContext::deserialize(value).map_err(AgentContextError::Shape)?;
         let mut ctx = AgentContext {
             skills: Vec::new(),
             system_message_suffix: raw.system_message_suffix,
@@ -126,15 +125,20 @@ impl AgentContext {
             user_message_suffix: raw.user_message_suffix,
         };
         for (i, item) in raw.skills.unwrap_or_default().iter().enumerate() {
-            let skill = skill_from_json(item).map_err(|e| {
-                let name = item.get("name").and_then(Value::as_str).unwrap_or("?");
-                format!("skills[{i}] ({name}): {e}")
+            let skill = skill_from_json(item).map_err(|problem| AgentContextError::Skill {
+                index: i,
+                name: item
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_owned(),
+                problem,
             })?;
             if ctx.skills.iter().any(|s| s.name == skill.name) {
-                return Err(format!(
-                    "skills[{i}]: duplicate skill name `{}`",
-                    skill.name
-                ));
+                return Err(AgentContextError::DuplicateSkill {
+                    index: i,
+                    name: skill.name,
+                });
             }
             ctx.skills.push(skill);
         }
@@ -264,11 +268,11 @@ impl AgentContext {
 }
 
 /// One upstream `Skill` object.
-fn skill_from_json(item: &Value) -> Result<Skill, String> {
-    let raw = RawSkill::deserialize(item).map_err(|e| e.to_string())?;
+fn skill_from_json(item: &Value) -> Result<Skill, SkillJsonError> {
+    let raw = RawSkill::deserialize(item)?;
     let name = raw.name.trim();
     if name.is_empty() {
-        return Err("the skill has no name".to_owned());
+        return Err(SkillJsonError::NoName);
     }
     let mut triggers = raw.triggers.unwrap_or_default();
     if let Some(trigger) = raw.trigger {
@@ -285,8 +289,8 @@ fn skill_from_json(item: &Value) -> Result<Skill, String> {
                 triggers.extend(trigger.keywords.unwrap_or_default());
                 triggers.extend(trigger.triggers.unwrap_or_default());
             }
-            "path" => return Err("path-triggered skills are not supported".to_owned()),
-            other => return Err(format!("unknown trigger type `{other}`")),
+            "path" => return Err(SkillJsonError::PathTrigger),
+            other => return Err(SkillJsonError::UnknownTrigger(other.to_owned())),
         }
     }
     let mut skill = Skill::keyword(name, raw.content, triggers);
@@ -358,13 +362,15 @@ mod tests {
         assert!(
             AgentContext::from_json(&json!([1]))
                 .unwrap_err()
+                .to_string()
                 .contains("an array")
         );
         let err = AgentContext::from_json(&json!({"skills": [
             {"name": "ok", "content": ""},
             {"name": "rules", "content": "", "trigger": {"type": "path", "paths": ["*.rs"]}}
         ]}))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.starts_with("skills[1] (rules):"), "{err}");
     }
 }

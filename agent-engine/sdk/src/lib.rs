@@ -35,15 +35,16 @@ pub use conversation::{
     ConversationView, LLM_RETRY_KEY, RunState, Runtime, split_edit_note,
 };
 pub use credentials::{KnownCredentials, MIN_MASKED_LEN, known_credentials};
-pub use error::{Result, SdkError};
+pub use error::{AgentContextError, Result, SdkError, SkillError, SkillJsonError, ToolCallError};
 pub use persistence::{
     ConversationMeta, ConversationStore, EventLog, LoadedLog, atomic_write, unmatched_actions,
 };
 pub use remote::{RemoteConversation, RemoteConversationOptions, RemoteError, RemoteWorkspace};
-pub use secrets::{Masker, SECRET_MASK, SecretRegistry, SecretSource};
+pub use secrets::{Masker, SECRET_MASK, SecretError, SecretMapError, SecretRegistry, SecretSource};
 pub use security::{RiskAssessment, RuleAnalyzer, lexical_normalize};
 pub use stuck::{StuckDetector, StuckReason};
 pub use subagent::{LocalSubAgents, SubAgentType, SubAgents, TaskReport, TaskRequest};
+pub use tandem_protocol::ToolInputError;
 pub use title::generate_title;
 pub use tool::{
     FnTool, MadeTools, Tool, ToolAnnotations, ToolCatalog, ToolContext, ToolDefinition, ToolEnv,

@@ -138,7 +138,7 @@ impl std::fmt::Debug for SecretSource {
 impl SecretSource {
     /// Reads upstream's shapes: a bare string, `{"kind":"StaticSecret","value":…}` or
     /// `{"kind":"LookupSecret","url":…,"headers":{…}}`.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
+    pub fn from_json(value: &Value) -> Result<Self, SecretError> {
         let description = || {
             value
                 .get("description")
@@ -155,12 +155,13 @@ impl SecretSource {
                     let url = obj
                         .get("url")
                         .and_then(Value::as_str)
-                        .ok_or("LookupSecret needs a string `url`")?
+                        .ok_or(SecretError::NoUrl)?
                         .to_owned();
                     let headers = match obj.get("headers") {
                         None | Some(Value::Null) => BTreeMap::new(),
-                        Some(h) => serde_json::from_value(h.clone())
-                            .map_err(|e| format!("LookupSecret `headers`: {e}"))?,
+                        Some(h) => {
+                            serde_json::from_value(h.clone()).map_err(SecretError::Headers)?
+                        }
                     };
                     Ok(Self::Lookup {
                         url,
@@ -172,15 +173,15 @@ impl SecretSource {
                     let v = obj
                         .get("value")
                         .and_then(Value::as_str)
-                        .ok_or("StaticSecret needs a string `value`")?;
+                        .ok_or(SecretError::NoValue)?;
                     Ok(Self::Static {
                         value: v.to_owned(),
                         description: description(),
                     })
                 }
-                Some(other) => Err(format!("unknown secret kind `{other}`")),
+                Some(other) => Err(SecretError::UnknownKind(other.to_owned())),
             },
-            _ => Err("a secret must be a string or an object with `kind`".to_owned()),
+            _ => Err(SecretError::NotASecret),
         }
     }
 
@@ -273,20 +274,19 @@ impl SecretRegistry {
     }
 
     /// Parses upstream's `{"NAME": value-or-source, ...}` map.
-    pub fn parse_map(value: &Value) -> Result<Vec<(String, SecretSource)>, String> {
-        let obj = value
-            .as_object()
-            .ok_or("secrets must be a JSON object of NAME → value")?;
+    pub fn parse_map(value: &Value) -> Result<Vec<(String, SecretSource)>, SecretMapError> {
+        let obj = value.as_object().ok_or(SecretMapError::NotAnObject)?;
         obj.iter()
             .map(|(name, v)| {
                 if !is_valid_name(name) {
-                    return Err(format!(
-                        "secret name `{name}` is not a valid environment variable name"
-                    ));
+                    return Err(SecretMapError::BadName(name.clone()));
                 }
                 SecretSource::from_json(v)
                     .map(|s| (name.clone(), s))
-                    .map_err(|e| format!("secret `{name}`: {e}"))
+                    .map_err(|problem| SecretMapError::Secret {
+                        name: name.clone(),
+                        problem,
+                    })
             })
             .collect()
     }
@@ -398,6 +398,56 @@ fn is_valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Why a secret's JSON cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    /// A `LookupSecret` without a string `url`.
+    #[error("LookupSecret needs a string `url`")]
+    NoUrl,
+    /// A `LookupSecret`'s `headers` are not a map of strings.
+    #[error("LookupSecret `headers`: {0}")]
+    Headers(serde_json::Error),
+    /// A `StaticSecret` without a string `value`.
+    #[error("StaticSecret needs a string `value`")]
+    NoValue,
+    /// A `kind` upstream does not have.
+    #[error("unknown secret kind `{0}`")]
+    UnknownKind(String),
+    /// Neither a string nor an object.
+    #[error("a secret must be a string or an object with `kind`")]
+    NotASecret,
+}
+
+/// Why a `{"NAME": secret, ...}` map cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretMapError {
+    /// The map is not a JSON object.
+    #[error("secrets must be a JSON object of NAME → value")]
+    NotAnObject,
+    /// A name cannot be an environment variable.
+    #[error("secret name `{0}` is not a valid environment variable name")]
+    BadName(String),
+    /// A secret cannot be read.
+    #[error("secret `{name}`: {problem}")]
+    Secret {
+        /// Its name.
+        name: String,
+        /// What is wrong with it.
+        problem: SecretError,
+    },
+}
+
+/// Why a `LookupSecret`'s value could not be fetched.
+#[derive(Debug, thiserror::Error)]
+enum LookupError {
+    /// The request failed (its text without the URL, which may carry a token).
+    #[error(transparent)]
+    Request(#[from] reqwest::Error),
+    /// The server answered with an error status.
+    #[error("HTTP {0}")]
+    Status(reqwest::StatusCode),
+}
+
 fn mentions(command: &str, name: &str) -> bool {
     let bytes = command.as_bytes();
     let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
@@ -413,17 +463,18 @@ async fn lookup(
     client: &reqwest::Client,
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<String, String> {
+) -> Result<String, LookupError> {
     let mut req = client.get(url).timeout(std::time::Duration::from_secs(30));
     for (k, v) in headers {
         req = req.header(k, v);
     }
-    let resp = req.send().await.map_err(|e| e.without_url().to_string())?;
+    // Without the URL: it may carry a token.
+    let resp = req.send().await.map_err(|e| e.without_url())?;
     let status = resp.status();
     if !status.is_success() {
-        return Err(format!("HTTP {status}"));
+        return Err(LookupError::Status(status));
     }
-    let text = resp.text().await.map_err(|e| e.without_url().to_string())?;
+    let text = resp.text().await.map_err(|e| e.without_url())?;
     Ok(text.trim_end_matches(['\r', '\n']).to_owned())
 }
 

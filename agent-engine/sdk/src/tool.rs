@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tandem_protocol::{Action, Observation, ToolInput, ToolOutput, tool_io};
+use tandem_protocol::{Action, Observation, ToolInput, ToolInputError, ToolOutput, tool_io};
 use tokio_util::sync::CancellationToken;
 
 use crate::secrets::Masker;
@@ -110,7 +110,7 @@ pub trait Tool: Send + Sync {
 
     /// Builds the typed action from the model's arguments (already parsed as JSON, with
     /// `security_risk` and `summary` removed). The error names what is wrong.
-    fn parse_action(&self, arguments: Value) -> std::result::Result<Action, String>;
+    fn parse_action(&self, arguments: Value) -> std::result::Result<Action, ToolInputError>;
 
     /// Runs the action.
     fn execute<'a>(&'a self, action: &'a Action, ctx: ToolContext) -> BoxFuture<'a, Observation>;
@@ -159,8 +159,8 @@ pub trait TypedTool: Send + Sync {
     fn definition(&self) -> &ToolDefinition;
 
     /// Checks what the schema cannot say (a title that must not be blank); the error names the
-    /// field and becomes the model's parse error.
-    fn validate(&self, _input: &Self::Input) -> std::result::Result<(), String> {
+    /// field ([`ToolInputError::invalid`]) and becomes the model's parse error.
+    fn validate(&self, _input: &Self::Input) -> std::result::Result<(), ToolInputError> {
         Ok(())
     }
 
@@ -186,7 +186,7 @@ impl<T: TypedTool> Tool for T {
         TypedTool::definition(self)
     }
 
-    fn parse_action(&self, arguments: Value) -> std::result::Result<Action, String> {
+    fn parse_action(&self, arguments: Value) -> std::result::Result<Action, ToolInputError> {
         let parameters = &TypedTool::definition(self).parameters;
         let input: T::Input = tool_io::parse(arguments, parameters)?;
         self.validate(&input)?;

@@ -80,16 +80,20 @@ fn frontmatter_accepts_upstream_trigger_spellings() {
 #[test]
 fn malformed_frontmatter_names_the_file_and_the_problem() {
     let src = Path::new("/w/.openhands/skills/broken.md");
-    let err =
-        Skill::parse_markdown("broken", "---\ntriggers: [a, b\n---\nbody", Some(src)).unwrap_err();
+    let err = Skill::parse_markdown("broken", "---\ntriggers: [a, b\n---\nbody", Some(src))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("/w/.openhands/skills/broken.md"), "{err}");
     assert!(err.contains("YAML"), "{err}");
 
-    let err =
-        Skill::parse_markdown("broken", "---\ntriggers: {a: 1}\n---\n", Some(src)).unwrap_err();
+    let err = Skill::parse_markdown("broken", "---\ntriggers: {a: 1}\n---\n", Some(src))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("broken.md"), "{err}");
 
-    let err = Skill::parse_markdown("hint", "---\nname: x\nno closing fence\n", None).unwrap_err();
+    let err = Skill::parse_markdown("hint", "---\nname: x\nno closing fence\n", None)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("hint:") && err.contains("never closed"),
         "{err}"
@@ -581,13 +585,18 @@ fn from_json_reads_our_prefix_and_rejects_bad_input() {
         AgentContext::default()
     );
 
-    let err = AgentContext::from_json(&json!({"skills": [{"content": "no name"}]})).unwrap_err();
+    let err = AgentContext::from_json(&json!({"skills": [{"content": "no name"}]}))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("skills[0]") && err.contains("name"), "{err}");
     let err = AgentContext::from_json(&json!({"skills": [
         {"name": "a", "content": ""}, {"name": "a", "content": ""}
     ]}))
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("duplicate"), "{err}");
-    let err = AgentContext::from_json(&json!({"system_message_suffix": 3})).unwrap_err();
+    let err = AgentContext::from_json(&json!({"system_message_suffix": 3}))
+        .unwrap_err()
+        .to_string();
     assert!(err.starts_with("agent context:"), "{err}");
 }

@@ -15,7 +15,7 @@ use tandem_protocol::{
 };
 use tandem_sdk::{
     Conversation, ConversationHandle, ConversationOptions, ConversationStore, Runtime, SdkError,
-    SecretSource, Tool, ToolAnnotations, ToolContext, ToolDefinition,
+    SecretSource, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolInputError,
 };
 use tandem_testkit::{ScriptedLlmServer, Step, ToolCallSpec};
 
@@ -54,11 +54,11 @@ impl Tool for RecordingTool {
         &self.def
     }
 
-    fn parse_action(&self, arguments: Value) -> Result<Action, String> {
+    fn parse_action(&self, arguments: Value) -> Result<Action, ToolInputError> {
         let command = arguments
             .get("command")
             .and_then(Value::as_str)
-            .ok_or("missing `command` (a string)")?;
+            .ok_or_else(|| ToolInputError::Missing("command".into()))?;
         Ok(Action::Terminal(TerminalAction {
             command: command.into(),
             ..Default::default()
@@ -132,11 +132,11 @@ impl Tool for FinishTool {
     fn definition(&self) -> &ToolDefinition {
         &self.0
     }
-    fn parse_action(&self, arguments: Value) -> Result<Action, String> {
+    fn parse_action(&self, arguments: Value) -> Result<Action, ToolInputError> {
         let message = arguments
             .get("message")
             .and_then(Value::as_str)
-            .ok_or("missing `message`")?;
+            .ok_or_else(|| ToolInputError::Missing("message".into()))?;
         Ok(Action::Finish(FinishAction {
             message: message.into(),
             ..Default::default()

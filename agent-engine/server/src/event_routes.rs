@@ -248,7 +248,7 @@ pub async fn approve_edited(
         Err(SdkError::InvalidArguments(message)) => Err(ApiError::field(
             &["body", "arguments"],
             "value_error",
-            message,
+            message.to_string(),
             arguments,
         )),
         Err(e) => Err(e.into()),

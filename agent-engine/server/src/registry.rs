@@ -494,7 +494,7 @@ pub fn parse_secrets(
         let source = SecretSource::from_json(v).map_err(|e| {
             let mut l: Vec<&str> = loc.to_vec();
             l.push(name);
-            ApiError::field(&l, "value_error", e, Value::Null)
+            ApiError::field(&l, "value_error", e.to_string(), Value::Null)
         })?;
         match &source {
             SecretSource::Static { value, .. } => tandem_sdk::known_credentials().add([value]),

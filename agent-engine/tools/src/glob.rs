@@ -60,13 +60,13 @@ pub async fn glob(
         Ok(dir) => dir,
         Err(message) => {
             let shown = given_dir.unwrap_or_else(|| working_dir.display().to_string());
-            return failure(&input, shown, message);
+            return failure(&input, shown, message.to_string());
         }
     };
     let shown_dir = search_path.display().to_string();
     let matcher = match NamePattern::new(&pattern) {
         Ok(matcher) => matcher,
-        Err(message) => return failure(&input, shown_dir, message),
+        Err(message) => return failure(&input, shown_dir, message.to_string()),
     };
     let walk_cancel = cancel.clone();
     let dir = search_path.clone();

@@ -63,7 +63,7 @@ pub async fn grep(
                 .path
                 .clone()
                 .unwrap_or_else(|| working_dir.display().to_string());
-            return failure(&input, shown, message);
+            return failure(&input, shown, message.to_string());
         }
     };
     let shown_dir = search_path.display().to_string();
@@ -78,7 +78,7 @@ pub async fn grep(
     let include = match input.include.as_deref().filter(|i| !i.trim().is_empty()) {
         Some(include) => match NamePattern::new(include) {
             Ok(pattern) => Some(pattern),
-            Err(message) => return failure(&input, shown_dir, message),
+            Err(message) => return failure(&input, shown_dir, message.to_string()),
         },
         None => None,
     };

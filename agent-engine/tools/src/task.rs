@@ -11,7 +11,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use tandem_protocol::{Content, DEFAULT_SUBAGENT, TaskAction, TaskObservation};
 use tandem_sdk::subagent::{SubAgentType, SubAgents, TaskRequest, builtin_subagents};
-use tandem_sdk::{ToolContext, ToolDefinition, ToolEnv, TypedTool};
+use tandem_sdk::{ToolContext, ToolDefinition, ToolEnv, ToolInputError, TypedTool};
 
 pub mod definition;
 
@@ -146,11 +146,12 @@ impl TypedTool for TaskTool {
         &self.def
     }
 
-    fn validate(&self, input: &TaskAction) -> Result<(), String> {
+    fn validate(&self, input: &TaskAction) -> Result<(), ToolInputError> {
         if input.prompt.trim().is_empty() {
-            return Err(
-                "field `prompt` must not be empty: say what the sub-agent should do".into(),
-            );
+            return Err(ToolInputError::invalid(
+                "prompt",
+                "must not be empty: say what the sub-agent should do",
+            ));
         }
         Ok(())
     }

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use futures::future::BoxFuture;
 use tandem_protocol::{Content, TaskItem, TaskTrackerAction, TaskTrackerObservation};
-use tandem_sdk::{ToolContext, ToolDefinition, TypedTool};
+use tandem_sdk::{ToolContext, ToolDefinition, ToolInputError, TypedTool};
 
 pub mod definition;
 
@@ -62,7 +62,7 @@ impl TaskTrackerTool {
     }
 
     /// Replaces the list; the error says why it could not be saved.
-    async fn replace(&self, dir: Option<&Path>, tasks: &[TaskItem]) -> Result<(), String> {
+    async fn replace(&self, dir: Option<&Path>, tasks: &[TaskItem]) -> Result<(), SaveError> {
         match dir {
             Some(dir) => save(dir, tasks).await,
             None => {
@@ -81,7 +81,7 @@ impl TypedTool for TaskTrackerTool {
         &self.definition
     }
 
-    fn validate(&self, action: &TaskTrackerAction) -> Result<(), String> {
+    fn validate(&self, action: &TaskTrackerAction) -> Result<(), ToolInputError> {
         definition::validate(action)
     }
 
@@ -206,16 +206,35 @@ async fn load(file: &Path) -> Vec<TaskItem> {
 
 /// Writes the list as a 2-space indented array with [`tandem_sdk::atomic_write`] (temp file,
 /// fsync, rename; mode 0600), so a crash or a concurrent save never leaves half a list.
-async fn save(dir: &Path, tasks: &[TaskItem]) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(tasks).map_err(|e| e.to_string())?;
+async fn save(dir: &Path, tasks: &[TaskItem]) -> Result<(), SaveError> {
+    let json = serde_json::to_string_pretty(tasks)?;
     let file = dir.join(TASKS_FILE);
-    let failed = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", file.display());
+    let failed = |source: Box<dyn std::error::Error + Send + Sync>| SaveError::Write {
+        file: file.clone(),
+        source,
+    };
     tokio::fs::create_dir_all(dir)
         .await
-        .map_err(|e| failed(&e))?;
+        .map_err(|e| failed(e.into()))?;
     let target = file.clone();
     tokio::task::spawn_blocking(move || tandem_sdk::atomic_write(&target, json.as_bytes()))
         .await
-        .map_err(|e| failed(&e))?
-        .map_err(|e| failed(&e))
+        .map_err(|e| failed(e.into()))?
+        .map_err(|e| failed(e.into()))
+}
+
+/// Why the task list could not be saved (the model reads it after `Task list not updated: `).
+#[derive(Debug, thiserror::Error)]
+enum SaveError {
+    /// The list could not be serialised.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// `TASKS.json` could not be written.
+    #[error("cannot write {}: {source}", file.display())]
+    Write {
+        /// The file.
+        file: std::path::PathBuf,
+        /// The cause: creating the folder, the write, or its thread.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tandem_protocol::{TerminalAction, TerminalObservation};
-use tandem_sdk::{ToolContext, ToolDefinition, TypedTool};
+use tandem_sdk::{ToolContext, ToolDefinition, ToolInputError, TypedTool};
 
 pub use definition::TOOL_NAME;
 pub use session::TerminalSession;
@@ -153,7 +153,7 @@ impl TerminalTool {
         let mut notes = Vec::new();
         if action.reset || runner.exited() {
             if let Err(e) = session.restart(&mut runner, &ctx.working_dir).await {
-                return fail(&e);
+                return fail(&e.to_string());
             }
             notes.push(if action.reset {
                 "[The terminal was reset: a fresh shell replaced the old one; its environment \
@@ -163,7 +163,7 @@ variables, working directory and processes are gone.]"
             });
         }
         if let Err(e) = runner.wait_ready(&ctx.cancel).await {
-            return fail(&e);
+            return fail(&e.to_string());
         }
 
         let soft = self.soft_timeout;
@@ -213,11 +213,11 @@ reset=true for a fresh shell."
                 .export_env(&ctx.env, session.private_dir(), cancel)
                 .await
             {
-                return fail(&e);
+                return fail(&e.to_string());
             }
             match runner.run(command, soft, limit, cancel).await {
                 Ok(outcome) => (outcome, false),
-                Err(e) => return fail(&e),
+                Err(e) => return fail(&e.to_string()),
             }
         };
         let last_prompt = runner.last_prompt().cloned();
@@ -250,7 +250,7 @@ impl TypedTool for TerminalTool {
         &self.definition
     }
 
-    fn validate(&self, action: &TerminalAction) -> Result<(), String> {
+    fn validate(&self, action: &TerminalAction) -> Result<(), ToolInputError> {
         definition::validate(action)
     }
 

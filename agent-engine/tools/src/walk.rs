@@ -38,27 +38,74 @@ pub struct Cancelled;
 /// The directory a search runs in: `given` (absolute, or relative to the workspace) or the
 /// workspace itself, with symbolic links resolved. Refused with a message naming the path when
 /// it lies outside the workspace or is not a directory.
-pub fn search_dir(given: Option<&str>, workspace: &Path) -> Result<PathBuf, String> {
-    let root = std::fs::canonicalize(workspace)
-        .map_err(|e| format!("The workspace {} cannot be read: {e}", workspace.display()))?;
+pub fn search_dir(given: Option<&str>, workspace: &Path) -> Result<PathBuf, SearchError> {
+    let root = std::fs::canonicalize(workspace).map_err(|source| SearchError::Workspace {
+        workspace: workspace.to_path_buf(),
+        source,
+    })?;
     let given = given.map(str::trim).filter(|g| !g.is_empty());
     let Some(given) = given else {
         return Ok(root);
     };
     let absolute = root.join(given);
-    let resolved =
-        paths::resolve(&absolute).map_err(|why| format!("Invalid path '{given}': {why}"))?;
+    let resolved = paths::resolve(&absolute).map_err(|why| SearchError::InvalidPath {
+        given: given.to_owned(),
+        why,
+    })?;
     if !resolved.starts_with(&root) {
-        return Err(format!(
-            "Search path '{given}' is outside the workspace {}; only files inside the workspace \
-             can be searched.",
-            root.display()
-        ));
+        return Err(SearchError::OutsideWorkspace {
+            given: given.to_owned(),
+            root,
+        });
     }
     if !resolved.is_dir() {
-        return Err(format!("Search path '{given}' is not a valid directory"));
+        return Err(SearchError::NotADirectory(given.to_owned()));
     }
     Ok(resolved)
+}
+
+/// Why a search cannot start; the text is what the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The workspace itself cannot be read.
+    #[error("The workspace {} cannot be read: {source}", workspace.display())]
+    Workspace {
+        /// The workspace.
+        workspace: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The search path cannot be resolved.
+    #[error("Invalid path '{given}': {why}")]
+    InvalidPath {
+        /// The path as given.
+        given: String,
+        /// Why it cannot be resolved.
+        why: paths::Unresolvable,
+    },
+    /// The search path lies outside the workspace.
+    #[error(
+        "Search path '{given}' is outside the workspace {}; only files inside the workspace \
+         can be searched.",
+        root.display()
+    )]
+    OutsideWorkspace {
+        /// The path as given.
+        given: String,
+        /// The workspace's real path.
+        root: PathBuf,
+    },
+    /// The search path is not a directory.
+    #[error("Search path '{0}' is not a valid directory")]
+    NotADirectory(String),
+    /// The file name pattern is not a glob.
+    #[error("Invalid glob pattern '{pattern}': {kind}")]
+    BadPattern {
+        /// The pattern as given.
+        pattern: String,
+        /// What is wrong with it.
+        kind: globset::ErrorKind,
+    },
 }
 
 /// A file name pattern as `rg -g` reads one: `*.rs` or `*.{ts,tsx}` (no `/`) matches the file
@@ -72,14 +119,17 @@ pub struct NamePattern {
 
 impl NamePattern {
     /// Compiles `pattern`; the error names the pattern and what is wrong with it.
-    pub fn new(pattern: &str) -> Result<Self, String> {
+    pub fn new(pattern: &str) -> Result<Self, SearchError> {
         // `./src/*.rs` and `/src/*.rs` (gitignore's anchored form) mean `src/*.rs`.
         let trimmed = pattern.strip_prefix("./").unwrap_or(pattern);
         let trimmed = trimmed.strip_prefix('/').unwrap_or(trimmed);
         let glob = GlobBuilder::new(trimmed)
             .literal_separator(true)
             .build()
-            .map_err(|e| format!("Invalid glob pattern '{pattern}': {}", e.kind()))?;
+            .map_err(|e| SearchError::BadPattern {
+                pattern: pattern.to_owned(),
+                kind: e.kind().clone(),
+            })?;
         Ok(Self {
             matcher: glob.compile_matcher(),
             whole_path: trimmed.contains('/'),

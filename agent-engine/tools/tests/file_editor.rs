@@ -555,7 +555,7 @@ async fn long_files_are_clipped() {
 #[test]
 fn parse_action_names_the_bad_field() {
     let tool = FileEditorTool::new();
-    let err = |args: Value| tool.parse_action(args).unwrap_err();
+    let err = |args: Value| tool.parse_action(args).unwrap_err().to_string();
     assert_eq!(
         err(json!({"path": "/w"})),
         "missing required field `command`"

@@ -136,7 +136,7 @@ async fn invalid_items_in_a_typed_action_are_reported_not_saved() {
 #[test]
 fn parse_action_names_the_bad_field() {
     let tool = TaskTrackerTool::new();
-    let err = |args: Value| tool.parse_action(args).unwrap_err();
+    let err = |args: Value| tool.parse_action(args).unwrap_err().to_string();
     assert_eq!(
         err(json!({"command": "list"})),
         "field `command` must be one of view, plan, got `list`"

@@ -456,15 +456,20 @@ async fn close_kills_the_shell() {
 #[test]
 fn malformed_arguments_name_the_field() {
     let tool = TerminalTool::new();
-    let err = tool.parse_action(json!({"is_input": true})).unwrap_err();
+    let err = tool
+        .parse_action(json!({"is_input": true}))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("`command`"), "{err}");
     let err = tool
         .parse_action(json!({"command": "ls", "timeout": "later"}))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("`timeout`"), "{err}");
     let err = tool
         .parse_action(json!({"command": "ls", "is_input": "maybe"}))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("`is_input`"), "{err}");
     assert!(tool.parse_action(json!("ls")).is_err());
     assert_eq!(tool.definition().name, "terminal");

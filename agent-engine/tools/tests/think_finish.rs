@@ -31,7 +31,7 @@ async fn think_logs_the_thought() {
         })
     );
     assert_eq!(
-        tool.parse_action(json!({})).unwrap_err(),
+        tool.parse_action(json!({})).unwrap_err().to_string(),
         "missing required field `thought`"
     );
     assert!(!tool.definition().asks_security_risk);
@@ -51,7 +51,9 @@ async fn finish_echoes_the_message() {
         })
     );
     assert_eq!(
-        tool.parse_action(json!({"message": 1})).unwrap_err(),
+        tool.parse_action(json!({"message": 1}))
+            .unwrap_err()
+            .to_string(),
         "field `message` must be a string, got a number"
     );
     assert!(!tool.definition().asks_security_risk);

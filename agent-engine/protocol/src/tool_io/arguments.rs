@@ -112,8 +112,8 @@ impl de::Error for ArgumentError {
     }
 }
 
-/// The JSON type of a value, for error messages.
-pub(crate) fn type_name(v: &Value) -> &'static str {
+/// The JSON type of a value, for error messages (`an array`).
+pub fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -10,6 +10,8 @@ use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema};
 use serde_json::Value;
 
+use super::ToolInputError;
+
 /// Shapes schemars' output like the hand-written schemas upstream sends: no `$schema`, `title`,
 /// `format` or `default`; `Option<T>` as a plain `T` (absence, not `null`, is how a model leaves
 /// a field out); no description on objects (the tool's own description says what the call does);
@@ -84,19 +86,19 @@ fn generate<T: JsonSchema>() -> Value {
 
 /// Checks every string of `value` against the `enum` its place in `schema` declares; the
 /// error names the field (`task_list[1].status`) and the allowed values.
-pub(crate) fn check_enums(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
+pub(crate) fn check_enums(value: &Value, schema: &Value, path: &str) -> Result<(), ToolInputError> {
     if let (Some(allowed), Value::String(got)) =
         (schema.get("enum").and_then(Value::as_array), value)
         && !allowed.contains(value)
     {
-        let names: Vec<String> = allowed
-            .iter()
-            .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_owned))
-            .collect();
-        return Err(format!(
-            "field `{path}` must be one of {}, got `{got}`",
-            names.join(", ")
-        ));
+        return Err(ToolInputError::NotAllowed {
+            field: path.to_owned(),
+            allowed: allowed
+                .iter()
+                .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_owned))
+                .collect(),
+            got: got.clone(),
+        });
     }
     match value {
         Value::Object(members) => {

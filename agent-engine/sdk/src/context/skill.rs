@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::error::SkillError;
+
 /// A named piece of guidance for the model.
 ///
 /// With no `triggers` the skill is always on: its content goes into the system prompt's
@@ -108,7 +110,7 @@ impl Skill {
         name_hint: &str,
         text: &str,
         source: Option<&Path>,
-    ) -> Result<Skill, String> {
+    ) -> Result<Skill, SkillError> {
         let origin = source.map_or_else(|| name_hint.to_owned(), |p| p.display().to_string());
         Self::parse_markdown_as(name_hint, text, source, &origin)
     }
@@ -119,11 +121,17 @@ impl Skill {
         text: &str,
         source: Option<&Path>,
         origin: &str,
-    ) -> Result<Skill, String> {
-        let (yaml, body) = split_frontmatter(text).map_err(|e| format!("{origin}: {e}"))?;
+    ) -> Result<Skill, SkillError> {
+        let (yaml, body) =
+            split_frontmatter(text).ok_or_else(|| SkillError::UnclosedFrontmatter {
+                origin: origin.to_owned(),
+            })?;
         let front = match yaml {
             Some(yaml) if !yaml.trim().is_empty() => serde_norway::from_str::<Frontmatter>(yaml)
-                .map_err(|e| format!("{origin}: invalid YAML frontmatter: {e}"))?,
+                .map_err(|source| SkillError::Yaml {
+                    origin: origin.to_owned(),
+                    source,
+                })?,
             _ => Frontmatter::default(),
         };
 
@@ -133,7 +141,9 @@ impl Skill {
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| name_hint.trim().to_owned());
         if name.is_empty() {
-            return Err(format!("{origin}: the skill has no name"));
+            return Err(SkillError::NoName {
+                origin: origin.to_owned(),
+            });
         }
 
         let mut raw = Vec::new();
@@ -180,15 +190,16 @@ impl Skill {
     }
 }
 
-/// Splits `---` frontmatter from the body. `Ok((None, text))` when there is none.
-fn split_frontmatter(text: &str) -> Result<(Option<&str>, &str), String> {
+/// Splits `---` frontmatter from the body: `(None, text)` when there is none, `None` when the
+/// frontmatter is never closed.
+fn split_frontmatter(text: &str) -> Option<(Option<&str>, &str)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     let Some(first) = lines.next() else {
-        return Ok((None, text));
+        return Some((None, text));
     };
     if first.trim_end() != "---" {
-        return Ok((None, text));
+        return Some((None, text));
     }
     let yaml_start = first.len();
     let mut offset = yaml_start;
@@ -197,11 +208,11 @@ fn split_frontmatter(text: &str) -> Result<(Option<&str>, &str), String> {
         if trimmed == "---" || trimmed == "..." {
             let yaml = &text[yaml_start..offset];
             let body = &text[offset + line.len()..];
-            return Ok((Some(yaml), body));
+            return Some((Some(yaml), body));
         }
         offset += line.len();
     }
-    Err("the frontmatter opened with `---` is never closed".to_owned())
+    None
 }
 
 /// Trims keywords, drops empty ones and case-insensitive duplicates, keeping the first spelling.
@@ -263,7 +274,7 @@ mod tests {
 
     #[test]
     fn unclosed_frontmatter_is_an_error() {
-        assert!(split_frontmatter("---\nname: x\n").is_err());
+        assert!(split_frontmatter("---\nname: x\n").is_none());
     }
 
     #[test]

@@ -197,16 +197,25 @@ impl Loader<'_> {
     }
 }
 
+/// Why a context file is skipped (the text follows `skipped <file>: `).
+#[derive(Debug, thiserror::Error)]
+enum Unreadable {
+    /// Opening or reading it failed.
+    #[error("cannot read it: {0}")]
+    Io(#[from] std::io::Error),
+    /// It is not UTF-8.
+    #[error("not UTF-8 text: {0}")]
+    NotUtf8(std::str::Utf8Error),
+}
+
 /// Reads at most [`MAX_CONTEXT_FILE_BYTES`] of `path` as UTF-8. Returns the text and, when the
 /// file was longer, its full size. A multi-byte character cut by the cap is dropped.
-fn read_capped(path: &Path) -> Result<(String, Option<u64>), String> {
-    let file = fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+fn read_capped(path: &Path) -> Result<(String, Option<u64>), Unreadable> {
+    let file = fs::File::open(path)?;
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut bytes = Vec::new();
     let cap = MAX_CONTEXT_FILE_BYTES as u64;
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    file.take(cap + 1).read_to_end(&mut bytes)?;
     let truncated = bytes.len() as u64 > cap;
     if truncated {
         bytes.truncate(MAX_CONTEXT_FILE_BYTES);
@@ -217,9 +226,9 @@ fn read_capped(path: &Path) -> Result<(String, Option<u64>), String> {
             let valid = e.utf8_error().valid_up_to();
             let mut bytes = e.into_bytes();
             bytes.truncate(valid);
-            String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))?
+            String::from_utf8(bytes).map_err(|e| Unreadable::NotUtf8(e.utf8_error()))?
         }
-        Err(e) => return Err(format!("not UTF-8 text: {}", e.utf8_error())),
+        Err(e) => return Err(Unreadable::NotUtf8(e.utf8_error())),
     };
     Ok((text, truncated.then_some(total.max(cap + 1))))
 }
@@ -246,6 +255,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.md");
         fs::write(&path, [b'a', 0xff, b'b']).unwrap();
-        assert!(read_capped(&path).unwrap_err().contains("UTF-8"));
+        assert!(
+            read_capped(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("UTF-8")
+        );
     }
 }

@@ -11,17 +11,18 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
-use tandem_protocol::{Action, Observation};
+use tandem_protocol::{Action, Observation, ToolInputError, tool_io};
 
 use super::{Tool, ToolAnnotations, ToolContext, ToolDefinition};
 
-type Run = dyn Fn(Map<String, Value>, ToolContext) -> BoxFuture<'static, Result<String, String>>
-    + Send
-    + Sync;
+/// What a run answers: the text the model reads, or the text of its failure.
+type Answer = Result<String, String>;
+
+type Run = dyn Fn(Map<String, Value>, ToolContext) -> BoxFuture<'static, Answer> + Send + Sync;
 
 /// A tool made of a function. The function receives the model's arguments (checked to be an
 /// object holding every `required` property of the schema) and answers the text the model
-/// reads, or an error text the model reads as a failed call.
+/// reads, or an error (any `Display`: its text is what the model reads as a failed call).
 #[derive(Clone)]
 pub struct FnTool {
     definition: ToolDefinition,
@@ -39,10 +40,11 @@ impl std::fmt::Debug for FnTool {
 impl FnTool {
     /// A tool called `name` (what the model calls), described by `description`, whose
     /// arguments follow the JSON Schema `parameters` (an object schema).
-    pub fn new<F, Fut>(name: &str, description: &str, parameters: Value, run: F) -> Self
+    pub fn new<F, Fut, E>(name: &str, description: &str, parameters: Value, run: F) -> Self
     where
         F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<String, String>> + Send + 'static,
+        Fut: Future<Output = Result<String, E>> + Send + 'static,
+        E: std::fmt::Display,
     {
         let camel = camel_case(name);
         Self {
@@ -55,7 +57,10 @@ impl FnTool {
                 action_type: format!("{camel}Action"),
                 observation_type: format!("{camel}Observation"),
             },
-            run: Arc::new(move |args, ctx| Box::pin(run(args, ctx))),
+            run: Arc::new(move |args, ctx| {
+                let answer = run(args, ctx);
+                Box::pin(async move { answer.await.map_err(|e| e.to_string()) })
+            }),
         }
     }
 
@@ -79,22 +84,18 @@ impl Tool for FnTool {
         &self.definition
     }
 
-    fn parse_action(&self, arguments: Value) -> Result<Action, String> {
+    fn parse_action(&self, arguments: Value) -> Result<Action, ToolInputError> {
         let Value::Object(mut args) = arguments else {
-            return Err(format!(
-                "{}: the arguments must be a JSON object",
-                self.definition.name
-            ));
+            return Err(ToolInputError::NotAnObject {
+                got: tool_io::type_name(&arguments),
+            });
         };
         let required = self.definition.parameters.get("required");
         for name in required.and_then(Value::as_array).into_iter().flatten() {
             if let Some(name) = name.as_str()
                 && !args.contains_key(name)
             {
-                return Err(format!(
-                    "{}: missing required argument `{name}`",
-                    self.definition.name
-                ));
+                return Err(ToolInputError::Missing(name.to_owned()));
             }
         }
         args.insert("kind".into(), json!(self.definition.action_type));

@@ -49,10 +49,11 @@ async fn edit_and_approve_runs_the_edited_action_in_place_of_the_original() {
     let Err(SdkError::InvalidArguments(message)) = bad else {
         panic!("{bad:?}")
     };
+    let message = message.to_string();
     assert!(message.contains("`command`"), "{message}");
     let bad = h.approve_edited(id, json!(["touch edited.txt"])).await;
     assert!(
-        matches!(&bad, Err(SdkError::InvalidArguments(m)) if m.contains("JSON object")),
+        matches!(&bad, Err(SdkError::InvalidArguments(m)) if m.to_string().contains("JSON object")),
         "{bad:?}"
     );
     assert_eq!(h.status(), ExecutionStatus::WaitingForConfirmation);

@@ -142,7 +142,11 @@ async fn bad_tool_calls_become_errors_the_model_sees() {
         errors[0]
     );
     assert!(errors[1].contains("unparseable JSON"), "{}", errors[1]);
-    assert!(errors[2].contains("missing `command`"), "{}", errors[2]);
+    assert!(
+        errors[2].contains("missing required argument `command`"),
+        "{}",
+        errors[2]
+    );
     // The model saw each error as the result of its call.
     let msgs = s.server.requests()[1]["messages"]
         .as_array()

@@ -44,8 +44,24 @@ pub fn resolve_in_workspace(given: &str, root: &Path) -> Result<PathBuf, EditorE
     Ok(resolved)
 }
 
+/// Why a path cannot be resolved (the text is a sentence).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unresolvable {
+    /// A symbolic link on the way points nowhere.
+    #[error("{} is a symbolic link whose target does not exist.", .0.display())]
+    DanglingLink(PathBuf),
+    /// A prefix exists but cannot be canonicalised.
+    #[error("Cannot resolve {}: {source}.", path.display())]
+    Io {
+        /// The prefix.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
 /// Follows symbolic links in the existing prefix of an absolute `path` and applies `..`.
-pub(crate) fn resolve(path: &Path) -> Result<PathBuf, String> {
+pub(crate) fn resolve(path: &Path) -> Result<PathBuf, Unresolvable> {
     let mut resolved = PathBuf::from("/");
     for component in path.components() {
         match component {
@@ -61,13 +77,13 @@ pub(crate) fn resolve(path: &Path) -> Result<PathBuf, String> {
                     Ok(meta) => match std::fs::canonicalize(&resolved) {
                         Ok(real) => resolved = real,
                         Err(_) if meta.file_type().is_symlink() => {
-                            return Err(format!(
-                                "{} is a symbolic link whose target does not exist.",
-                                resolved.display()
-                            ));
+                            return Err(Unresolvable::DanglingLink(resolved));
                         }
-                        Err(err) => {
-                            return Err(format!("Cannot resolve {}: {err}.", resolved.display()));
+                        Err(source) => {
+                            return Err(Unresolvable::Io {
+                                path: resolved,
+                                source,
+                            });
                         }
                     },
                 }

@@ -2,7 +2,7 @@
 //! fields), and the checks of a task the schema cannot express.
 
 use tandem_protocol::{TaskItem, TaskTrackerAction, TaskTrackerObservation};
-use tandem_sdk::{ToolAnnotations, ToolDefinition};
+use tandem_sdk::{ToolAnnotations, ToolDefinition, ToolInputError};
 
 /// The name the model calls.
 pub const NAME: &str = "task_tracker";
@@ -51,9 +51,11 @@ pub fn definition() -> ToolDefinition {
 }
 
 /// Checks every task of a `plan`; the error names the field (`task_list[0].title`).
-pub fn validate(action: &TaskTrackerAction) -> Result<(), String> {
+pub fn validate(action: &TaskTrackerAction) -> Result<(), ToolInputError> {
     for (i, task) in action.task_list.iter().enumerate() {
-        validate_item(task).map_err(|why| format!("field `task_list[{i}].{}` {why}", why.field))?;
+        validate_item(task).map_err(|why| {
+            ToolInputError::invalid(format!("task_list[{i}].{}", why.field), why.message)
+        })?;
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! [`TerminalAction`]'s fields) and what it checks of them beyond their types.
 
 use tandem_protocol::{TerminalAction, TerminalObservation};
-use tandem_sdk::{ToolAnnotations, ToolDefinition};
+use tandem_sdk::{ToolAnnotations, ToolDefinition, ToolInputError};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "terminal";
@@ -60,10 +60,11 @@ pub(crate) fn definition(soft_timeout_secs: u64) -> ToolDefinition {
 }
 
 /// Checks what the schema cannot say: a `timeout` must be a positive number of seconds.
-pub(crate) fn validate(action: &TerminalAction) -> Result<(), String> {
+pub(crate) fn validate(action: &TerminalAction) -> Result<(), ToolInputError> {
     match action.timeout {
-        Some(t) if !(t.is_finite() && t > 0.0) => Err(format!(
-            "field `timeout` must be a positive number of seconds, got {t}"
+        Some(t) if !(t.is_finite() && t > 0.0) => Err(ToolInputError::invalid(
+            "timeout",
+            format!("must be a positive number of seconds, got {t}"),
         )),
         _ => Ok(()),
     }
@@ -81,7 +82,7 @@ mod tests {
     #[test]
     fn parses_and_names_bad_fields() {
         let tool = TerminalTool::new();
-        let parse = |args| tool.parse_action(args);
+        let parse = |args| tool.parse_action(args).map_err(|e| e.to_string());
         let Ok(Action::Terminal(a)) =
             parse(json!({"command": "ls", "timeout": "5", "is_input": "false"}))
         else {

@@ -18,6 +18,32 @@ use super::markers::{PromptInfo, ShellEvent};
 use super::process;
 use super::shell::Shell;
 
+/// Why the shell could not take a command; the text is what the model reads.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ShellError {
+    /// The call was cancelled while a new shell started.
+    #[error("Interrupted while the shell was starting.")]
+    InterruptedStarting,
+    /// A new shell exited before its first prompt; its output says why.
+    #[error("The shell exited while starting: {0}")]
+    ExitedStarting(String),
+    /// A new shell showed no prompt in time.
+    #[error("The shell did not show a prompt within {} seconds.", STARTUP_LIMIT.as_secs())]
+    NoPrompt,
+    /// The call was cancelled before its command was typed: nothing ran.
+    #[error("Interrupted before the command was typed: it did not run.")]
+    NotTyped,
+    /// The private file carrying the secrets could not be written.
+    #[error("Could not prepare the secret environment variables: {0}")]
+    PrepareEnv(std::io::Error),
+    /// The shell did not come back from sourcing the secrets.
+    #[error("Could not export the secret environment variables to the shell.")]
+    ExportEnv,
+    /// A fresh shell could not be started in place of the old one.
+    #[error("Could not start a new shell: {0}")]
+    Restart(std::io::Error),
+}
+
 /// How long a new shell may take to show its first prompt.
 const STARTUP_LIMIT: Duration = Duration::from_secs(30);
 /// How long a stopped command gets to exit after C-c before its processes are killed.
@@ -30,8 +56,6 @@ const CAPTURE_LIMIT: usize = 32 * 1024 * 1024;
 /// Longest wait for readline to show the prompt before typing: a hang guard for a prompt
 /// changed by hand (it has no reading marker); the prompt shows within milliseconds otherwise.
 const READING_LIMIT: Duration = Duration::from_secs(2);
-/// Why a cancelled call typed nothing.
-const NOT_TYPED: &str = "Interrupted before the command was typed: it did not run.";
 /// Readline's "line accepted" sequence (bracketed paste off), which ends the command's echo.
 const LINE_ACCEPTED: &[u8] = b"\x1b[?2004l";
 
@@ -384,7 +408,7 @@ impl Runner {
     }
 
     /// Waits for the new shell's first prompt.
-    pub async fn wait_ready(&mut self, cancel: &CancellationToken) -> Result<(), String> {
+    pub async fn wait_ready(&mut self, cancel: &CancellationToken) -> Result<(), ShellError> {
         if self.ready {
             return Ok(());
         }
@@ -395,15 +419,13 @@ impl Runner {
             .await
         {
             Stop::Prompt(_) => Ok(()),
-            Stop::Cancelled => Err("Interrupted while the shell was starting.".into()),
-            Stop::Exited => Err(format!(
-                "The shell exited while starting: {}",
-                super::output::clean(&capture.data.into_vec()).trim()
+            Stop::Cancelled => Err(ShellError::InterruptedStarting),
+            Stop::Exited => Err(ShellError::ExitedStarting(
+                super::output::clean(&capture.data.into_vec())
+                    .trim()
+                    .to_owned(),
             )),
-            Stop::Quiet | Stop::Deadline => Err(format!(
-                "The shell did not show a prompt within {} seconds.",
-                STARTUP_LIMIT.as_secs()
-            )),
+            Stop::Quiet | Stop::Deadline => Err(ShellError::NoPrompt),
         }
     }
 
@@ -415,7 +437,7 @@ impl Runner {
         env: &HashMap<String, String>,
         private_dir: &Path,
         cancel: &CancellationToken,
-    ) -> Result<(), String> {
+    ) -> Result<(), ShellError> {
         let mut names: Vec<&String> = env
             .iter()
             .filter(|(k, v)| valid_env_name(k) && self.exported.get(*k) != Some(*v))
@@ -433,11 +455,11 @@ impl Runner {
         let file = private_dir.join(format!("env-{}", uuid::Uuid::new_v4().simple()));
         write_private(&file, &script)
             .await
-            .map_err(|e| format!("Could not prepare the secret environment variables: {e}"))?;
+            .map_err(ShellError::PrepareEnv)?;
         let quoted = single_quoted(&file.to_string_lossy());
         if !self.until_reading(cancel).await {
             let _ = tokio::fs::remove_file(&file).await;
-            return Err(NOT_TYPED.into());
+            return Err(ShellError::NotTyped);
         }
         // A leading space keeps the line out of the shell's history.
         self.shell
@@ -459,7 +481,7 @@ impl Runner {
                 }
                 Ok(())
             }
-            _ => Err("Could not export the secret environment variables to the shell.".into()),
+            _ => Err(ShellError::ExportEnv),
         }
     }
 
@@ -472,9 +494,9 @@ impl Runner {
         soft: Duration,
         timeout: Option<Duration>,
         cancel: &CancellationToken,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, ShellError> {
         if !self.until_reading(cancel).await {
-            return Err(NOT_TYPED.into());
+            return Err(ShellError::NotTyped);
         }
         self.shell.write(typed_command(command));
         self.busy = true;

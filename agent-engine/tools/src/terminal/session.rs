@@ -12,7 +12,7 @@ use tandem_sdk::Masker;
 use tokio::sync::broadcast;
 
 use super::fanout::Fanout;
-use super::runner::Runner;
+use super::runner::{Runner, ShellError};
 use super::shell::{self, Shell};
 
 /// Raw output kept for viewers that attach late.
@@ -152,7 +152,7 @@ impl TerminalSession {
         &self,
         runner: &mut Runner,
         working_dir: &Path,
-    ) -> Result<(), String> {
+    ) -> Result<(), ShellError> {
         let old = Arc::clone(runner.shell());
         let feed = self.viewer_feed.clone();
         let dir = working_dir.to_path_buf();
@@ -163,7 +163,7 @@ impl TerminalSession {
         .await
         .map_err(std::io::Error::other)
         .and_then(|spawned| spawned)
-        .map_err(|e| format!("Could not start a new shell: {e}"))?;
+        .map_err(ShellError::Restart)?;
         let shell = Arc::new(spawned.shell);
         *runner = Runner::new(Arc::clone(&shell), spawned.output);
         *lock(&self.shell) = shell;

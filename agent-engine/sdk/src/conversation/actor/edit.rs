@@ -29,8 +29,7 @@ impl Actor {
             &self.tools,
             &self.analyzer,
             &self.workspace,
-        )
-        .map_err(SdkError::InvalidArguments)?;
+        )?;
         self.awaiting.remove(index);
         tracing::info!(
             conversation = %self.shared.id,

@@ -382,7 +382,7 @@ impl Actor {
                 Some(error) => {
                     self.emit(Event::AgentError(agent_error(
                         &event,
-                        error,
+                        error.to_string(),
                         ErrorClassification::agent_action(),
                     )));
                 }
