@@ -61,12 +61,25 @@ pub fn repo_root() -> PathBuf {
     crate_dir.parent().unwrap_or(crate_dir).to_path_buf()
 }
 
+/// The bindings could not be generated or written to `path`.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {reason}", path.display())]
+pub struct ExportError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// What the generator said (boxed: the generator's error is large).
+    pub reason: Box<specta_typescript::Error>,
+}
+
 /// Writes the TypeScript of [`builder`]'s commands to `path`.
-pub fn export(path: &Path) -> std::result::Result<(), String> {
+pub fn export(path: &Path) -> std::result::Result<(), ExportError> {
     builder()
         .export(
             specta_typescript::Typescript::default().header(HEADER),
             path,
         )
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(|reason| ExportError {
+            path: path.to_owned(),
+            reason: Box::new(reason),
+        })
 }

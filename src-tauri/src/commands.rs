@@ -26,7 +26,7 @@ pub struct DesktopState {
     /// Saved backends and the last session.
     pub saved: SavedState,
     /// The in-process backend, or why it could not start.
-    pub local: std::result::Result<LocalBackendInfo, String>,
+    pub local: std::result::Result<LocalBackendInfo, Arc<Error>>,
 }
 
 async fn with_keys<T: Send + 'static>(
@@ -120,7 +120,11 @@ pub async fn pick_folder(app: tauri::AppHandle) -> Result<Option<String>> {
 #[tauri::command]
 #[specta::specta]
 pub fn backend_local(state: State<'_, DesktopState>) -> Result<LocalBackendInfo> {
-    state.local.clone().map_err(Error::Backend)
+    state.local.clone().map_err(|e| match &*e {
+        // Said once: not "local backend: local backend: …".
+        Error::Backend(reason) => Error::Backend(reason.clone()),
+        other => Error::Backend(other.to_string()),
+    })
 }
 
 /// The saved remote backends.

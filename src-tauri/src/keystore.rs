@@ -65,7 +65,7 @@ impl KeyStore {
             Ok(()) => Self::os(config_dir),
             Err(reason) => {
                 tracing::warn!("no usable keyring ({reason}); secrets go to a 0600 file");
-                Self::file(config_dir, reason)
+                Self::file(config_dir, reason.to_string())
             }
         }
     }
@@ -183,9 +183,35 @@ fn entry(service: &str, account: &str) -> Result<keyring::Entry> {
     keyring::Entry::new(service, account).map_err(|e| Error::Keyring(e.to_string()))
 }
 
+/// Why the OS keyring did not pass the probe.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The probe's thread could not be started.
+    #[error("cannot start the keyring probe: {0}")]
+    Thread(std::io::Error),
+    /// The keyring did not answer in time (a locked or hung Secret Service).
+    #[error("the Secret Service did not answer within {} s", .0.as_secs())]
+    Timeout(Duration),
+    /// No Secret Service on the session bus.
+    #[error("no Secret Service: {0}")]
+    NoService(String),
+    /// The probe's entry could not be made.
+    #[error("{0}")]
+    Entry(keyring::Error),
+    /// Storing the probe secret failed.
+    #[error("cannot store a secret: {0}")]
+    Store(keyring::Error),
+    /// Reading it back failed.
+    #[error("cannot read a secret back: {0}")]
+    ReadBack(keyring::Error),
+    /// What came back was not what was stored.
+    #[error("the keyring returned a different secret")]
+    Mismatch,
+}
+
 /// Writes, reads back and deletes a probe secret in the OS keyring on a helper thread, giving
 /// up after `timeout` (the thread is left to finish on its own then).
-pub fn probe_os_keyring(timeout: Duration) -> std::result::Result<(), String> {
+pub fn probe_os_keyring(timeout: Duration) -> std::result::Result<(), ProbeError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name("keyring-probe".into())
@@ -193,34 +219,28 @@ pub fn probe_os_keyring(timeout: Duration) -> std::result::Result<(), String> {
             let _ = tx.send(probe_once());
         });
     if let Err(e) = spawned {
-        return Err(format!("cannot start the keyring probe: {e}"));
+        return Err(ProbeError::Thread(e));
     }
     match rx.recv_timeout(timeout) {
         Ok(r) => r,
-        Err(_) => Err(format!(
-            "the Secret Service did not answer within {} s",
-            timeout.as_secs()
-        )),
+        Err(_) => Err(ProbeError::Timeout(timeout)),
     }
 }
 
-fn probe_once() -> std::result::Result<(), String> {
+fn probe_once() -> std::result::Result<(), ProbeError> {
     if let Err(e) = keyring::Entry::store_status() {
-        return Err(format!("no Secret Service: {e}"));
+        return Err(ProbeError::NoService(e.to_string()));
     }
     let e =
-        keyring::Entry::new(DEFAULT_SERVICE, "tandem-keyring-probe").map_err(|e| e.to_string())?;
+        keyring::Entry::new(DEFAULT_SERVICE, "tandem-keyring-probe").map_err(ProbeError::Entry)?;
     let value = format!("probe-{}", std::process::id());
-    e.set_password(&value)
-        .map_err(|e| format!("cannot store a secret: {e}"))?;
-    let back = e
-        .get_password()
-        .map_err(|e| format!("cannot read a secret back: {e}"))?;
+    e.set_password(&value).map_err(ProbeError::Store)?;
+    let back = e.get_password().map_err(ProbeError::ReadBack)?;
     let _ = e.delete_credential();
     if back == value {
         Ok(())
     } else {
-        Err("the keyring returned a different secret".into())
+        Err(ProbeError::Mismatch)
     }
 }
 

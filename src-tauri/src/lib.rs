@@ -81,7 +81,7 @@ pub fn run() -> Result<()> {
         Ok(b) => (Ok(b.info().clone()), Some(b)),
         Err(e) => {
             tracing::error!("{e}");
-            (Err(e.to_string()), None)
+            (Err(Arc::new(e)), None)
         }
     };
     if let Ok(info) = &local {

@@ -517,9 +517,9 @@ impl Shared {
         };
         match sandboxes.start(&spec, &progress, cancel).await {
             Err(SandboxError::ImageMissing { image }) => {
-                let binary = find_tandem_binary(&self.config.binary).map_err(|reason| Failure {
+                let binary = find_tandem_binary(&self.config.binary).map_err(|e| Failure {
                     code: FailureCode::NoBinary,
-                    reason,
+                    reason: e.to_string(),
                 })?;
                 progress(Progress::Building(format!(
                     "{image} is missing: building it with {}",
@@ -540,16 +540,13 @@ impl Shared {
     async fn keyring<T: Send + 'static>(
         &self,
         f: impl FnOnce(&KeyStore) -> crate::Result<T> + Send + 'static,
-    ) -> Result<T, String> {
+    ) -> Result<T, KeyringCallError> {
         let keys = Arc::clone(&self.keys);
         let job = tokio::task::spawn_blocking(move || f(&keys));
         match tokio::time::timeout(KEYRING_TIMEOUT, job).await {
-            Ok(Ok(r)) => r.map_err(|e| e.to_string()),
-            Ok(Err(e)) => Err(format!("keyring call failed: {e}")),
-            Err(_) => Err(format!(
-                "the keyring did not answer within {} s",
-                KEYRING_TIMEOUT.as_secs()
-            )),
+            Ok(Ok(r)) => r.map_err(KeyringCallError::Failed),
+            Ok(Err(e)) => Err(KeyringCallError::Panicked(e)),
+            Err(_) => Err(KeyringCallError::Timeout),
         }
     }
 
@@ -573,6 +570,20 @@ impl Shared {
             tracing::warn!("cannot forget the sandbox's session key: {e}");
         }
     }
+}
+
+/// Why a keyring call of the sandbox backend did not complete.
+#[derive(Debug, thiserror::Error)]
+enum KeyringCallError {
+    /// The keyring refused.
+    #[error("{0}")]
+    Failed(crate::Error),
+    /// The call's thread died.
+    #[error("keyring call failed: {0}")]
+    Panicked(tokio::task::JoinError),
+    /// No answer within [`KEYRING_TIMEOUT`] (a locked keyring waiting on a prompt).
+    #[error("the keyring did not answer within {} s", KEYRING_TIMEOUT.as_secs())]
+    Timeout,
 }
 
 /// Removes a sandbox within [`STOP_TIMEOUT`] (quitting must not hang; what is left carries this

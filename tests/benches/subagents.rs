@@ -73,7 +73,7 @@ async fn round(server: &ScriptedLlmServer) -> f64 {
         Box::pin(async move {
             tandem_tools::resolve_tools(&spec, &tandem_host::catalog(), env)
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(|e| tandem_sdk::MakeToolError::Config(e.to_string()))
         })
     });
     let agents: Arc<dyn SubAgents> =

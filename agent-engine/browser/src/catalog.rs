@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tandem_sdk::{Tool, ToolCatalog, ToolEnv};
+use tandem_sdk::{MakeToolError, Tool, ToolCatalog, ToolEnv};
 
 use crate::browser::Browser;
 use crate::config::BrowserConfig;
@@ -30,14 +30,17 @@ impl BrowserSlot {
     }
 
     /// The browser, made on first use with its profile in the conversation's directory.
-    fn get_or_make(&self, env: &ToolEnv) -> Result<Browser, String> {
+    fn get_or_make(&self, env: &ToolEnv) -> Result<Browser, MakeToolError> {
         let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(b) = slot.as_ref() {
             return Ok(b.clone());
         }
-        let dir = env.conversation_dir.clone().ok_or(
-            "the browser keeps its profile in the conversation's directory, and this conversation has none",
-        )?;
+        let dir = env.conversation_dir.clone().ok_or_else(|| {
+            MakeToolError::Unavailable(
+                "the browser keeps its profile in the conversation's directory, and this conversation has none"
+                    .to_owned(),
+            )
+        })?;
         let b = Browser::new(BrowserConfig::for_conversation(
             dir,
             env.working_dir.clone(),

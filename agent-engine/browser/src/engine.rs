@@ -108,9 +108,32 @@ const DEFAULT_ARGS: &[&str] = &[
     "--disable-gpu",
 ];
 
+/// Why Chromium did not come up, with the first lines it printed.
+#[derive(Debug, thiserror::Error)]
+enum StartFailure {
+    #[error("could not start it: {0}")]
+    Spawn(std::io::Error),
+    #[error("its stderr could not be read")]
+    NoStderr,
+    #[error("no DevTools address within {} s{}", LAUNCH_LIMIT.as_secs(), said_suffix(.0))]
+    Silent(Vec<String>),
+    #[error("it exited before it printed its DevTools address{}", said_suffix(.0))]
+    Exited(Vec<String>),
+}
+
+fn said_suffix(said: &[String]) -> String {
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", said.join(" / "))
+    }
+}
+
 /// Starts Chromium and reads the DevTools address it prints; the rest of its stderr is
 /// drained (and dropped) so it never blocks on a full pipe.
-async fn start_chromium(config: &BrowserConfig) -> Result<(tokio::process::Child, String), String> {
+async fn start_chromium(
+    config: &BrowserConfig,
+) -> Result<(tokio::process::Child, String), StartFailure> {
     let (w, h) = config.viewport;
     let mut cmd = tokio::process::Command::new(&config.executable);
     cmd.args(DEFAULT_ARGS)
@@ -129,11 +152,8 @@ async fn start_chromium(config: &BrowserConfig) -> Result<(tokio::process::Child
     let mut child =
         tandem_process::spawn_tokio(cmd, Isolation::Group, nix::sys::signal::Signal::SIGKILL)
             .await
-            .map_err(|e| format!("could not start it: {e}"))?;
-    let stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| "its stderr could not be read".to_owned())?;
+            .map_err(StartFailure::Spawn)?;
+    let stderr = child.stderr.take().ok_or(StartFailure::NoStderr)?;
     let mut lines = tokio_util::codec::FramedRead::new(
         stderr,
         tokio_util::codec::LinesCodec::new_with_max_length(MAX_STDERR_LINE),
@@ -162,15 +182,10 @@ async fn start_chromium(config: &BrowserConfig) -> Result<(tokio::process::Child
                 tandem_process::stop_group(pid, Duration::from_millis(500)).await;
             }
             let _ = child.wait().await;
-            let why = if failed.is_err() {
-                format!("no DevTools address within {} s", LAUNCH_LIMIT.as_secs())
+            return Err(if failed.is_err() {
+                StartFailure::Silent(said)
             } else {
-                "it exited before it printed its DevTools address".to_owned()
-            };
-            return Err(if said.is_empty() {
-                why
-            } else {
-                format!("{why}: {}", said.join(" / "))
+                StartFailure::Exited(said)
             });
         }
     };
@@ -204,7 +219,9 @@ impl Engine {
             )));
         }
         let (w, h) = config.viewport;
-        let (mut child, url) = start_chromium(config).await.map_err(&launch_error)?;
+        let (mut child, url) = start_chromium(config)
+            .await
+            .map_err(|e| launch_error(e.to_string()))?;
         let handler_config = HandlerConfig {
             viewport: Some(Viewport {
                 width: w,

@@ -22,7 +22,21 @@ const FLUSH_BYTES: usize = 1 << 20;
 pub(crate) struct Recording {
     dir: PathBuf,
     stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<Result<(usize, usize), String>>>,
+    task: Option<JoinHandle<Result<(usize, usize), SaveError>>>,
+}
+
+/// Why a recording's events were not all saved.
+#[derive(Debug, thiserror::Error)]
+enum SaveError {
+    #[error("{0}")]
+    Encode(#[from] serde_json::Error),
+    #[error("cannot write {}: {reason}", path.display())]
+    Write {
+        path: PathBuf,
+        reason: std::io::Error,
+    },
+    #[error("the recording task ended abnormally: {0}")]
+    Task(#[from] tokio::task::JoinError),
 }
 
 fn millis() -> u128 {
@@ -37,14 +51,14 @@ fn flush(
     files: &mut usize,
     events: &mut Vec<Value>,
     bytes: &mut usize,
-) -> Result<(), String> {
+) -> Result<(), SaveError> {
     if events.is_empty() {
         return Ok(());
     }
     *files += 1;
     let path = dir.join(format!("{files}.json"));
-    let body = serde_json::to_vec(&events).map_err(|e| e.to_string())?;
-    std::fs::write(&path, body).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let body = serde_json::to_vec(&events)?;
+    std::fs::write(&path, body).map_err(|reason| SaveError::Write { path, reason })?;
     events.clear();
     *bytes = 0;
     Ok(())
@@ -140,7 +154,7 @@ impl Browser {
             let _ = stop.send(());
         }
         let result = match rec.task.take() {
-            Some(task) => task.await.map_err(|e| e.to_string()).and_then(|r| r),
+            Some(task) => task.await.map_err(SaveError::from).and_then(|r| r),
             None => Ok((0, 0)),
         };
         Ok(match result {

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use tandem_llm::Llm;
-use tandem_sdk::ConversationStore;
 use tandem_sdk::subagent::{LocalSubAgents, SubAgents, ToolMaker};
+use tandem_sdk::{ConversationStore, MakeToolError};
 
 /// The sub-agent service a local run's `task` tool uses.
 pub fn local(store: &ConversationStore, llm: &Arc<dyn Llm>) -> Arc<dyn SubAgents> {
@@ -13,7 +13,9 @@ pub fn local(store: &ConversationStore, llm: &Arc<dyn Llm>) -> Arc<dyn SubAgents
         Box::pin(async move {
             tandem_tools::resolve_tools(&spec, &tandem_host::catalog(), env)
                 .await
-                .map_err(|e| format!("the sub-agent's {}: {e}", e.path.join(".")))
+                .map_err(|e| {
+                    MakeToolError::Config(format!("the sub-agent's {}: {e}", e.path.join(".")))
+                })
         })
     });
     Arc::new(LocalSubAgents::new(store.clone(), Arc::clone(llm), make))

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tandem_sdk::{Tool, ToolCatalog, ToolEnv};
+use tandem_sdk::{MakeToolError, Tool, ToolCatalog, ToolEnv};
 
 mod config;
 mod connection;
@@ -91,7 +91,7 @@ pub fn register(catalog: &mut ToolCatalog) {
             };
             let loaded = load_tools(&config, &options)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| MakeToolError::Config(e.to_string()))?;
             if let Some(sink) = env.get::<McpWarnings>() {
                 loaded.warnings.iter().for_each(|w| (sink.0)(w));
             }

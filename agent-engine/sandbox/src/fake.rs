@@ -170,15 +170,15 @@ impl Fake {
         self.creates.load(Ordering::SeqCst)
     }
 
-    /// Waits at `step` when it is held; its failure when it fails.
-    async fn step(&self, step: Step) -> Result<(), String> {
+    /// Waits at `step` when it is held; the message scripted with [`Fake::fail`] when it fails.
+    async fn step(&self, step: Step) -> Option<String> {
         let gate = match self.lock().steps.get(&step) {
-            None => return Ok(()),
-            Some(Behaviour::Fail(m)) => return Err(m.clone()),
+            None => return None,
+            Some(Behaviour::Fail(m)) => return Some(m.clone()),
             Some(Behaviour::Hold(g)) => Arc::clone(g),
         };
         gate.pass().await;
-        Ok(())
+        None
     }
 }
 
@@ -217,7 +217,7 @@ impl Provisioner for Fake {
             };
             let step = self.step(Step::Create).await;
             in_flight.1 = true;
-            if let Err(m) = step {
+            if let Some(m) = step {
                 self.lock().sandboxes.remove(&id);
                 return Err(SandboxError::Docker(m));
             }
@@ -232,7 +232,9 @@ impl Provisioner for Fake {
 
     fn start<'a>(&'a self, created: &'a Created) -> BoxFuture<'a, Result<Sandbox, SandboxError>> {
         Box::pin(async move {
-            self.step(Step::Start).await.map_err(SandboxError::Docker)?;
+            if let Some(m) = self.step(Step::Start).await {
+                return Err(SandboxError::Docker(m));
+            }
             match self.lock().sandboxes.get_mut(&created.id) {
                 Some(s) => s.running = true,
                 None => return Err(SandboxError::NotFound(created.id.clone())),
@@ -248,13 +250,14 @@ impl Provisioner for Fake {
 
     fn ready<'a>(&'a self, sandbox: &'a Sandbox) -> BoxFuture<'a, Result<(), SandboxError>> {
         Box::pin(async move {
-            self.step(Step::Ready)
-                .await
-                .map_err(|logs| SandboxError::Unhealthy {
+            match self.step(Step::Ready).await {
+                None => Ok(()),
+                Some(logs) => Err(SandboxError::Unhealthy {
                     id: sandbox.id.clone(),
                     seconds: 0,
                     logs,
-                })
+                }),
+            }
         })
     }
 

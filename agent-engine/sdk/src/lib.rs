@@ -43,10 +43,10 @@ pub use remote::{RemoteConversation, RemoteConversationOptions, RemoteError, Rem
 pub use secrets::{Masker, SECRET_MASK, SecretError, SecretMapError, SecretRegistry, SecretSource};
 pub use security::{RiskAssessment, RuleAnalyzer, lexical_normalize};
 pub use stuck::{StuckDetector, StuckReason};
-pub use subagent::{LocalSubAgents, SubAgentType, SubAgents, TaskReport, TaskRequest};
+pub use subagent::{LocalSubAgents, SubAgentType, SubAgents, TaskError, TaskReport, TaskRequest};
 pub use tandem_protocol::ToolInputError;
 pub use title::generate_title;
 pub use tool::{
-    FnTool, MadeTools, Tool, ToolAnnotations, ToolCatalog, ToolContext, ToolDefinition, ToolEnv,
-    ToolRegistry, TypedTool,
+    FnTool, MadeTools, MakeToolError, Tool, ToolAnnotations, ToolCatalog, ToolContext,
+    ToolDefinition, ToolEnv, ToolRegistry, TypedTool,
 };

@@ -112,16 +112,82 @@ pub struct TaskReport {
     /// The task id (the child conversation's id); `None` when no child was started.
     pub task_id: Option<String>,
     /// The sub-agent's final answer, or why the task failed.
-    pub outcome: Result<String, String>,
+    pub outcome: Result<String, TaskError>,
 }
 
 impl TaskReport {
     /// A task that failed before a child existed.
-    pub fn refused(reason: impl Into<String>) -> Self {
+    pub fn refused(reason: TaskError) -> Self {
         Self {
             task_id: None,
-            outcome: Err(reason.into()),
+            outcome: Err(reason),
         }
+    }
+}
+
+/// Why a task failed: its child could not be made or reopened, or it stopped before it
+/// answered. The text is what the parent agent reads in the task's observation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaskError {
+    /// The host is going away and starts no child.
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    /// No sub-agent type has this name.
+    #[error("unknown sub-agent type `{0}`")]
+    UnknownType(String),
+    /// The task id to resume is not a child of this parent.
+    #[error("Task '{task_id}' not found. Available tasks: {}", available(.tasks))]
+    NotFound {
+        /// The id asked for.
+        task_id: String,
+        /// The parent's children (dashed ids).
+        tasks: Vec<String>,
+    },
+    /// The parent's conversation could not be read or opened.
+    #[error("the parent conversation is not available: {0}")]
+    Parent(String),
+    /// The child's tools could not be made from its agent spec.
+    #[error("the sub-agent's tools could not be made: {0}")]
+    Tools(String),
+    /// The child's conversation could not be created.
+    #[error("the sub-agent's conversation could not be created: {0}")]
+    Create(String),
+    /// The child's conversation exists but could not be opened again.
+    #[error("task {task_id} could not be reopened: {reason}")]
+    Reopen {
+        /// The child's id.
+        task_id: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The task's prompt could not be sent to the child.
+    #[error("The sub-agent could not start: {0}")]
+    Start(String),
+    /// The task was cancelled; the child is kept and can be resumed.
+    #[error(
+        "The sub-agent was interrupted before it finished. Its conversation is kept: resume task {} to continue.",
+        dashed(.task_id)
+    )]
+    Interrupted {
+        /// The child's id.
+        task_id: String,
+    },
+    /// Nobody could confirm the child's actions and rejecting them failed.
+    #[error("{0}")]
+    Confirmation(String),
+    /// The child's conversation closed while the task waited on it.
+    #[error("The sub-agent's conversation closed.")]
+    Closed,
+    /// The child stopped without finishing: its error (or status) and what it had said.
+    #[error("{0}")]
+    Stopped(String),
+}
+
+fn available(tasks: &[String]) -> String {
+    if tasks.is_empty() {
+        "none".to_owned()
+    } else {
+        tasks.join(", ")
     }
 }
 
@@ -235,21 +301,24 @@ pub async fn run_child(
     prompt: String,
     cancel: CancellationToken,
     confirmer: bool,
-) -> Result<String, String> {
+) -> Result<String, TaskError> {
+    let interrupted = || TaskError::Interrupted {
+        task_id: child.id().to_owned(),
+    };
     if cancel.is_cancelled() {
-        return Err(interrupted(child.id()));
+        return Err(interrupted());
     }
     child
         .send_message(Message::user(prompt), true)
         .await
-        .map_err(|e| format!("The sub-agent could not start: {e}"))?;
+        .map_err(|e| TaskError::Start(e.to_string()))?;
     loop {
         tokio::select! {
             () = child.wait_until_stopped() => {}
             () = cancel.cancelled() => {
                 let _ = child.interrupt().await;
                 child.wait_until_stopped().await;
-                return Err(interrupted(child.id()));
+                return Err(interrupted());
             }
         }
         let status = child.status();
@@ -260,8 +329,11 @@ pub async fn run_child(
                 child
                     .respond_to_confirmation(false, Some(reason.to_owned()))
                     .await
-                    .map_err(|e| e.to_string())?;
-                child.run().await.map_err(|e| e.to_string())?;
+                    .map_err(|e| TaskError::Confirmation(e.to_string()))?;
+                child
+                    .run()
+                    .await
+                    .map_err(|e| TaskError::Confirmation(e.to_string()))?;
             }
             ExecutionStatus::WaitingForConfirmation => {
                 let mut live = child.subscribe_live();
@@ -269,23 +341,16 @@ pub async fn run_child(
                     tokio::select! {
                         r = live.recv() => {
                             if matches!(r, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
-                                return Err("The sub-agent's conversation closed.".to_owned());
+                                return Err(TaskError::Closed);
                             }
                         }
-                        () = cancel.cancelled() => return Err(interrupted(child.id())),
+                        () = cancel.cancelled() => return Err(interrupted()),
                     }
                 }
             }
-            other => return Err(stop_detail(&child.events(), other)),
+            other => return Err(TaskError::Stopped(stop_detail(&child.events(), other))),
         }
     }
-}
-
-fn interrupted(id: &str) -> String {
-    format!(
-        "The sub-agent was interrupted before it finished. Its conversation is kept: resume task {} to continue.",
-        dashed(id)
-    )
 }
 
 /// Why a child stopped without finishing, with its partial answer.

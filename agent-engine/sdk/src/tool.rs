@@ -18,7 +18,7 @@ use crate::secrets::Masker;
 mod catalog;
 mod custom;
 
-pub use catalog::{MadeTools, ToolCatalog, ToolEnv};
+pub use catalog::{MadeTools, MakeToolError, ToolCatalog, ToolEnv};
 pub use custom::FnTool;
 
 /// Hints about a tool's effects (MCP tool annotations, as upstream reports them).

@@ -54,7 +54,7 @@ pub async fn start_child(
         .registry
         .create_child(&parent, &kind)
         .await
-        .map_err(ApiError::Internal)?;
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
     let title = child_title(req.title.as_deref(), &req.task);
     child.handle.set_title(title.clone()).await?;
     child

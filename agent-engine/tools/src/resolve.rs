@@ -111,7 +111,11 @@ async fn mcp_tools(
         .await
     {
         Some(Ok(tools)) => Ok(tools),
-        Some(Err(reason)) => Err(ResolveError::at(&[MCP_CONFIG], reason, config.clone())),
+        Some(Err(reason)) => Err(ResolveError::at(
+            &[MCP_CONFIG],
+            reason.to_string(),
+            config.clone(),
+        )),
         None => Err(ResolveError::at(
             &[MCP_CONFIG],
             "this host has no MCP client: its tool catalog has no `mcp_config` source".to_owned(),
@@ -179,7 +183,9 @@ mod tests {
             let made = if config["mcpServers"]["one"].is_object() {
                 Ok(vec![Arc::new(ThinkTool::new()) as Arc<dyn Tool>])
             } else {
-                Err("no server `one`".to_owned())
+                Err(tandem_sdk::MakeToolError::Config(
+                    "no server `one`".to_owned(),
+                ))
             };
             Box::pin(std::future::ready(made))
         });

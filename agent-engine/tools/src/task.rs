@@ -122,7 +122,7 @@ impl TaskTool {
                     extra: Default::default(),
                 }
             }
-            Err(reason) => failed(&task_id, &subagent, reason),
+            Err(reason) => failed(&task_id, &subagent, reason.to_string()),
         }
     }
 }

@@ -31,16 +31,13 @@ impl BinarySearch {
 /// The `tandem` binary to build the sandbox image with: `TANDEM_BIN`, else a `tandem` next to
 /// the desktop's executable (how the two ship together), else the first on `PATH`. The error
 /// says where it looked and how to provide one.
-pub fn find_tandem_binary(search: &BinarySearch) -> Result<PathBuf, String> {
+pub fn find_tandem_binary(search: &BinarySearch) -> Result<PathBuf, NoTandemBinary> {
     if let Some(bin) = &search.env {
         let p = PathBuf::from(bin);
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!(
-                "TANDEM_BIN names {}, which is not a file: point it at a `tandem` binary built for Linux (`cargo build -p tandem-cli`)",
-                p.display()
-            ))
+            Err(NoTandemBinary::NotAFile(p))
         };
     }
     let beside = search
@@ -58,14 +55,32 @@ pub fn find_tandem_binary(search: &BinarySearch) -> Result<PathBuf, String> {
     }) {
         return Ok(found);
     }
-    Err(format!(
-        "the sandbox image is missing and there is no `tandem` binary to build it with: set TANDEM_BIN to one, put it next to the desktop app{}, or on PATH (build it with `cargo build -p tandem-cli`); or build the image yourself with `tandem sandbox build`",
-        beside
+    Err(NoTandemBinary::Nowhere {
+        app_dir: beside
             .as_deref()
             .and_then(Path::parent)
-            .map(|d| format!(" ({})", d.display()))
-            .unwrap_or_default()
-    ))
+            .map(Path::to_path_buf),
+    })
+}
+
+/// Why [`find_tandem_binary`] found none, and how to provide one.
+#[derive(Debug, thiserror::Error)]
+pub enum NoTandemBinary {
+    /// `TANDEM_BIN` is set to something that is not a file (taken at its word, never replaced).
+    #[error(
+        "TANDEM_BIN names {}, which is not a file: point it at a `tandem` binary built for Linux (`cargo build -p tandem-cli`)",
+        .0.display()
+    )]
+    NotAFile(PathBuf),
+    /// Neither next to the desktop app nor on `PATH`.
+    #[error(
+        "the sandbox image is missing and there is no `tandem` binary to build it with: set TANDEM_BIN to one, put it next to the desktop app{}, or on PATH (build it with `cargo build -p tandem-cli`); or build the image yourself with `tandem sandbox build`",
+        .app_dir.as_deref().map(|d| format!(" ({})", d.display())).unwrap_or_default()
+    )]
+    Nowhere {
+        /// The desktop app's folder, when known.
+        app_dir: Option<PathBuf>,
+    },
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -148,7 +163,7 @@ mod tests {
 
         // TANDEM_BIN is taken at its word: a wrong one is named, never silently replaced.
         s.env = Some(dir.path().join("nope").into());
-        let e = find_tandem_binary(&s).unwrap_err();
+        let e = find_tandem_binary(&s).unwrap_err().to_string();
         assert!(
             e.starts_with("TANDEM_BIN names ") && e.contains("nope"),
             "{e}"
@@ -165,7 +180,7 @@ mod tests {
             exe: Some(dir.path().join("tandem-desktop")),
             path: Some(dir.path().as_os_str().to_owned()),
         };
-        let e = find_tandem_binary(&s).unwrap_err();
+        let e = find_tandem_binary(&s).unwrap_err().to_string();
         for needed in [
             "TANDEM_BIN",
             "PATH",

@@ -45,6 +45,15 @@ pub enum StoreError {
     Cipher(#[from] CipherError),
 }
 
+/// Why one profile's file was skipped.
+#[derive(Debug, thiserror::Error)]
+enum ProfileFileError {
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
 /// Whether `name` is a valid profile name: 1-64 of letters, digits, `.`, `_`, `-`, starting
 /// with a letter or digit (upstream's pattern).
 pub fn valid_name(name: &str) -> bool {
@@ -153,9 +162,9 @@ impl ProfileStore {
         out
     }
 
-    fn read_profile(&self, name: &str, path: &Path) -> Result<LlmConfig, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-        let mut value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    fn read_profile(&self, name: &str, path: &Path) -> Result<LlmConfig, ProfileFileError> {
+        let text = std::fs::read_to_string(path)?;
+        let mut value: Value = serde_json::from_str(&text)?;
         if let Some(obj) = value.as_object_mut() {
             obj.remove("schema_version");
             for field in SECRET_FIELDS {
@@ -181,7 +190,7 @@ impl ProfileStore {
                 }
             }
         }
-        serde_json::from_value(value).map_err(|e| e.to_string())
+        Ok(serde_json::from_value(value)?)
     }
 
     /// Every profile, by name (secrets included: for running, never for answering).

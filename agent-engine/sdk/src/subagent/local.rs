@@ -11,7 +11,7 @@ use tandem_protocol::{AgentSpec, ConversationState};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    PARENT_FIELD, SubAgentType, SubAgents, TaskReport, TaskRequest, builtin_subagents,
+    PARENT_FIELD, SubAgentType, SubAgents, TaskError, TaskReport, TaskRequest, builtin_subagents,
     child_options, child_title, dashed, run_child,
 };
 use crate::conversation::{Conversation, ConversationHandle, Runtime};
@@ -65,32 +65,32 @@ impl LocalSubAgents {
         (self.make_tools)(spec, env).await
     }
 
-    async fn start_child(&self, request: &TaskRequest) -> Result<ConversationHandle, String> {
+    async fn start_child(&self, request: &TaskRequest) -> Result<ConversationHandle, TaskError> {
         let parent_dir = self
             .store
             .dir_for(&request.parent_id)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| TaskError::Parent(e.to_string()))?;
         let parent: ConversationState = read(&parent_dir.join("base_state.json"))
-            .map_err(|e| format!("the parent conversation could not be read: {e}"))?;
+            .map_err(|e| TaskError::Parent(e.to_string()))?;
         let kind = self
             .types
             .iter()
             .find(|t| t.name == request.subagent_type)
-            .ok_or_else(|| format!("unknown sub-agent type `{}`", request.subagent_type))?;
+            .ok_or_else(|| TaskError::UnknownType(request.subagent_type.clone()))?;
         let mut options = child_options(&parent, kind);
         let id = uuid::Uuid::new_v4().to_string();
         options.id = Some(id.clone());
         let tools = self
             .tools_for(options.agent.clone(), &id, &options.workspace)
             .await
-            .map_err(|e| format!("the sub-agent's tools could not be made: {e}"))?;
+            .map_err(|e| TaskError::Tools(e.to_string()))?;
         let runtime = Runtime {
             llm: Arc::clone(&self.llm),
             tools,
         };
         let child = Conversation::create(&self.store, options, runtime)
             .await
-            .map_err(|e| format!("the sub-agent's conversation could not be created: {e}"))?;
+            .map_err(|e| TaskError::Create(e.to_string()))?;
         let title = child_title(request.description.as_deref(), &request.prompt);
         let _ = child.set_title(title).await;
         Ok(child)
@@ -100,7 +100,7 @@ impl LocalSubAgents {
         &self,
         parent_id: &str,
         task_id: &str,
-    ) -> Result<ConversationHandle, String> {
+    ) -> Result<ConversationHandle, TaskError> {
         let parent = dashed(parent_id);
         let meta = self
             .store
@@ -116,40 +116,53 @@ impl LocalSubAgents {
                 .filter(|m| m.extra.get(PARENT_FIELD).and_then(|v| v.as_str()) == Some(&parent))
                 .map(|m| dashed(&m.id))
                 .collect();
-            return Err(not_found(task_id, &tasks));
+            return Err(TaskError::NotFound {
+                task_id: task_id.to_owned(),
+                tasks,
+            });
         }
-        let dir = self.store.dir_for(task_id).map_err(|e| e.to_string())?;
+        let reopen = |reason: String| TaskError::Reopen {
+            task_id: task_id.to_owned(),
+            reason,
+        };
+        let dir = self
+            .store
+            .dir_for(task_id)
+            .map_err(|e| reopen(e.to_string()))?;
         let state: ConversationState =
-            read(&dir.join("base_state.json")).map_err(|e| e.to_string())?;
+            read(&dir.join("base_state.json")).map_err(|e| reopen(e.to_string()))?;
         let workspace = Path::new(&state.workspace.working_dir).to_path_buf();
         let tools = self
             .tools_for(state.agent.clone(), &state.id, &workspace)
             .await
-            .map_err(|e| format!("the sub-agent's tools could not be made: {e}"))?;
+            .map_err(|e| TaskError::Tools(e.to_string()))?;
         let runtime = Runtime {
             llm: Arc::clone(&self.llm),
             tools,
         };
         let (child, _warnings) = Conversation::open(&self.store, task_id, runtime)
             .await
-            .map_err(|e| format!("task {task_id} could not be reopened: {e}"))?;
+            .map_err(|e| reopen(e.to_string()))?;
         Ok(child)
     }
 }
 
-/// What `resume` says for a task id that is not a child of this parent.
-pub(super) fn not_found(task_id: &str, tasks: &[String]) -> String {
-    let available = if tasks.is_empty() {
-        "none".to_owned()
-    } else {
-        tasks.join(", ")
-    };
-    format!("Task '{task_id}' not found. Available tasks: {available}")
+/// A conversation file that could not be read or parsed, named.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+struct FileError {
+    path: std::path::PathBuf,
+    reason: String,
 }
 
-fn read<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+/// The JSON file at `path`.
+fn read<T: DeserializeOwned>(path: &Path) -> Result<T, FileError> {
+    let failed = |reason: String| FileError {
+        path: path.to_owned(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| failed(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| failed(e.to_string()))
 }
 
 impl SubAgents for LocalSubAgents {
@@ -159,16 +172,8 @@ impl SubAgents for LocalSubAgents {
 
     fn start(&self, request: TaskRequest, cancel: CancellationToken) -> BoxFuture<'_, TaskReport> {
         Box::pin(async move {
-            let child = match self.start_child(&request).await {
-                Ok(c) => c,
-                Err(e) => return TaskReport::refused(e),
-            };
-            let outcome = run_child(&child, request.prompt, cancel, false).await;
-            let _ = child.close().await;
-            TaskReport {
-                task_id: Some(dashed(child.id())),
-                outcome,
-            }
+            let child = self.start_child(&request).await;
+            run(child, request.prompt, cancel).await
         })
     }
 
@@ -180,16 +185,27 @@ impl SubAgents for LocalSubAgents {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, TaskReport> {
         Box::pin(async move {
-            let child = match self.open_child(parent_id, task_id).await {
-                Ok(c) => c,
-                Err(e) => return TaskReport::refused(e),
-            };
-            let outcome = run_child(&child, prompt, cancel, false).await;
-            let _ = child.close().await;
-            TaskReport {
-                task_id: Some(dashed(child.id())),
-                outcome,
-            }
+            let child = self.open_child(parent_id, task_id).await;
+            run(child, prompt, cancel).await
         })
+    }
+}
+
+/// Runs the task on `child` (no one here can confirm its actions) and closes it; the refusal
+/// when there is no child.
+async fn run(
+    child: Result<ConversationHandle, TaskError>,
+    prompt: String,
+    cancel: CancellationToken,
+) -> TaskReport {
+    let child = match child {
+        Ok(c) => c,
+        Err(e) => return TaskReport::refused(e),
+    };
+    let outcome = run_child(&child, prompt, cancel, false).await;
+    let _ = child.close().await;
+    TaskReport {
+        task_id: Some(dashed(child.id())),
+        outcome,
     }
 }

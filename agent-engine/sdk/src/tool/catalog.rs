@@ -76,7 +76,19 @@ impl ToolEnv {
 
 /// What a factory answers: the tools it made, or why it could not (shown to whoever sent the
 /// spec).
-pub type MadeTools = Result<Vec<Arc<dyn Tool>>, String>;
+pub type MadeTools = Result<Vec<Arc<dyn Tool>>, MakeToolError>;
+
+/// Why a factory or a source made no tools; the text names what was missing or refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MakeToolError {
+    /// The tools need something this host or conversation lacks (the browser's profile folder).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The spec's configuration of the tools is refused (an `mcp_config` the MCP client cannot
+    /// use, a sub-agent's spec that does not resolve).
+    #[error("{0}")]
+    Config(String),
+}
 
 type Factory = dyn Fn(Extra, ToolEnv) -> BoxFuture<'static, MadeTools> + Send + Sync;
 
@@ -126,7 +138,7 @@ impl ToolCatalog {
     /// Registers a factory that makes one tool without waiting on anything.
     pub fn register_tool<F>(&mut self, names: &[&str], make: F)
     where
-        F: Fn(&Extra, &ToolEnv) -> Result<Arc<dyn Tool>, String> + Send + Sync + 'static,
+        F: Fn(&Extra, &ToolEnv) -> Result<Arc<dyn Tool>, MakeToolError> + Send + Sync + 'static,
     {
         self.register(names, move |params, env| {
             let made = make(&params, &env).map(|t| vec![t]);

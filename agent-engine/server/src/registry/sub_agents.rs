@@ -15,7 +15,7 @@ use std::sync::{Arc, Weak};
 use futures::future::BoxFuture;
 use tandem_llm::Llm;
 use tandem_sdk::subagent::{
-    PARENT_FIELD, SubAgentType, SubAgents, TaskReport, TaskRequest, builtin_subagents,
+    PARENT_FIELD, SubAgentType, SubAgents, TaskError, TaskReport, TaskRequest, builtin_subagents,
     child_options, child_title, dashed, run_child,
 };
 use tandem_sdk::{Conversation, ConversationMeta};
@@ -98,28 +98,31 @@ impl Registry {
         &self,
         parent_id: &str,
         kind: &SubAgentType,
-    ) -> Result<Arc<Live>, String> {
+    ) -> Result<Arc<Live>, TaskError> {
         let parent = self
             .get(&dashed(parent_id))
             .await
-            .map_err(|e| format!("the parent conversation is not available: {e}"))?;
+            .map_err(|e| TaskError::Parent(e.to_string()))?;
         let parent_state = parent.handle.state();
         let mut options = child_options(&parent_state, kind);
         let id = uuid::Uuid::new_v4().to_string();
         options.id = Some(id.clone());
         let workspace = options.workspace.clone();
-        let dir = self.store.dir_for(&id).map_err(|e| e.to_string())?;
+        let dir = self
+            .store
+            .dir_for(&id)
+            .map_err(|e| TaskError::Create(e.to_string()))?;
         let env = self.tool_env(&id, &dir, &workspace, &parent.llm);
         let set = build_tools(&options.agent, &self.config, env)
             .await
-            .map_err(|e| format!("the sub-agent's tools could not be made: {e}"))?;
+            .map_err(|e| TaskError::Tools(e.to_string()))?;
         let runtime = tandem_sdk::Runtime {
             llm: Arc::clone(&parent.llm),
             tools: set.tools.clone(),
         };
         let handle = Conversation::create(&self.store, options, runtime)
             .await
-            .map_err(|e| format!("the sub-agent's conversation could not be created: {e}"))?;
+            .map_err(|e| TaskError::Create(e.to_string()))?;
         Baseline::ensure(handle.dir(), &workspace).await;
         add_child(parent.handle.dir(), &id);
         let entry = self.entry(
@@ -139,7 +142,7 @@ impl Registry {
         &self,
         parent_id: &str,
         task_id: &str,
-    ) -> Result<Arc<Live>, String> {
+    ) -> Result<Arc<Live>, TaskError> {
         let parent = dashed(parent_id);
         let child = dashed(task_id);
         let known = self
@@ -155,18 +158,17 @@ impl Registry {
                 .dir_for(&parent)
                 .map(|d| children_of(&d))
                 .unwrap_or_default();
-            let available = if tasks.is_empty() {
-                "none".to_owned()
-            } else {
-                tasks.join(", ")
-            };
-            return Err(format!(
-                "Task '{task_id}' not found. Available tasks: {available}"
-            ));
+            return Err(TaskError::NotFound {
+                task_id: task_id.to_owned(),
+                tasks,
+            });
         }
         // The parent first, so the child opens on its LLM.
         let _ = self.get(&parent).await;
-        self.get(&child).await.map_err(|e| e.to_string())
+        self.get(&child).await.map_err(|e| TaskError::Reopen {
+            task_id: task_id.to_owned(),
+            reason: e.to_string(),
+        })
     }
 }
 
@@ -193,7 +195,7 @@ impl ServerSubAgents {
 
     async fn run(
         &self,
-        child: Result<Arc<Live>, String>,
+        child: Result<Arc<Live>, TaskError>,
         prompt: String,
         cancel: CancellationToken,
     ) -> TaskReport {
@@ -219,13 +221,10 @@ impl SubAgents for ServerSubAgents {
     fn start(&self, request: TaskRequest, cancel: CancellationToken) -> BoxFuture<'_, TaskReport> {
         Box::pin(async move {
             let Some(inner) = self.inner.upgrade() else {
-                return TaskReport::refused("the server is shutting down");
+                return TaskReport::refused(TaskError::ShuttingDown);
             };
             let Some(kind) = self.types.iter().find(|t| t.name == request.subagent_type) else {
-                return TaskReport::refused(format!(
-                    "unknown sub-agent type `{}`",
-                    request.subagent_type
-                ));
+                return TaskReport::refused(TaskError::UnknownType(request.subagent_type));
             };
             let child = inner.registry.create_child(&request.parent_id, kind).await;
             if let Ok(c) = &child {
@@ -245,7 +244,7 @@ impl SubAgents for ServerSubAgents {
     ) -> BoxFuture<'a, TaskReport> {
         Box::pin(async move {
             let Some(inner) = self.inner.upgrade() else {
-                return TaskReport::refused("the server is shutting down");
+                return TaskReport::refused(TaskError::ShuttingDown);
             };
             let child = inner.registry.open_child(parent_id, task_id).await;
             self.run(child, prompt, cancel).await
