@@ -12,11 +12,13 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 mod browser;
+mod checkpoints;
 mod children;
 mod gateway;
 mod mcp;
 
 pub use browser::*;
+pub use checkpoints::*;
 pub use children::*;
 pub use gateway::*;
 pub use mcp::*;

@@ -1,0 +1,117 @@
+//! What a rewind writes and what it leaves alone, decided before anything is written.
+
+use std::collections::{BTreeSet, HashMap};
+
+use tandem_protocol::api::{
+    Checkpoint, CheckpointAuthor, PathChange, RestoredPath, RewindFiles, SkippedPath,
+};
+
+use crate::error::Result;
+use crate::store::{GITLINK, Store};
+
+/// A rewind decided: the checkpoint it returns to, the paths it writes and the paths it skips.
+#[derive(Debug, Clone)]
+pub struct RewindPlan {
+    /// The checkpoint rewound to.
+    pub target: Checkpoint,
+    /// The workspace's tree when the plan was made.
+    pub now_tree: String,
+    /// Paths to write or delete.
+    pub restored: Vec<RestoredPath>,
+    /// Paths that differ and are left alone, with why.
+    pub skipped: Vec<SkippedPath>,
+}
+
+/// The index in `records` of the checkpoint that holds the workspace as it was when
+/// `event_id` was recorded: the newest one at or before it in `order` (the conversation's
+/// event ids, oldest first). Before the first checkpoint the workspace is the first one's.
+/// `None` when `event_id` is not in `order` or there is no checkpoint.
+pub fn resolve_event(records: &[Checkpoint], order: &[String], event_id: &str) -> Option<usize> {
+    let position: HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    let target = *position.get(event_id)?;
+    if records.is_empty() {
+        return None;
+    }
+    let at_or_before = records.iter().rposition(|r| {
+        position
+            .get(r.event_id.as_str())
+            .is_some_and(|p| *p <= target)
+    });
+    Some(at_or_before.unwrap_or(0))
+}
+
+/// Plans a rewind of the workspace to `records[target]`.
+///
+/// Every path that differs between that checkpoint and the workspace now is either restored or
+/// skipped with its reason. With [`RewindFiles::Agent`] only paths the agent (or an earlier
+/// rewind) changed since are restored; a path a person changed since — in a checkpoint
+/// recorded as theirs, or since the last checkpoint — is skipped and named. A nested
+/// repository is never written.
+pub fn plan_rewind(
+    store: &Store,
+    records: &[Checkpoint],
+    target: usize,
+    files: RewindFiles,
+) -> Result<RewindPlan> {
+    let record = records[target].clone();
+    let target_tree = store.tree_of(&record.id)?;
+    let now_tree = store.snapshot()?;
+    let mut agent = BTreeSet::new();
+    let mut person = BTreeSet::new();
+    for r in &records[target + 1..] {
+        let paths = r.added.iter().chain(&r.modified).chain(&r.deleted).cloned();
+        match r.author {
+            CheckpointAuthor::Agent | CheckpointAuthor::Rewind => agent.extend(paths),
+            CheckpointAuthor::Person => person.extend(paths),
+        }
+    }
+    if let Some(last) = records.last() {
+        person.extend(store.diff(&last.tree, &now_tree)?.paths().cloned());
+    }
+    let mut restored = Vec::new();
+    let mut skipped = Vec::new();
+    for change in store.raw_diff(&target_tree, &now_tree)? {
+        let path = change.path;
+        if change.old_mode == GITLINK || change.new_mode == GITLINK {
+            skipped.push(SkippedPath {
+                path,
+                reason: "a nested repository: its files are its own git history's, not restored"
+                    .into(),
+            });
+            continue;
+        }
+        if files == RewindFiles::Agent {
+            if person.contains(&path) {
+                skipped.push(SkippedPath {
+                    path,
+                    reason: "edited by a person since this checkpoint (rewind with files: all to restore it too)".into(),
+                });
+                continue;
+            }
+            if !agent.contains(&path) {
+                skipped.push(SkippedPath {
+                    path,
+                    reason: "not changed by the agent since this checkpoint (rewind with files: all to restore it too)".into(),
+                });
+                continue;
+            }
+        }
+        // Present now but not at the checkpoint: delete; otherwise write its old content.
+        let change = if change.status == 'A' {
+            PathChange::Delete
+        } else {
+            PathChange::Write
+        };
+        restored.push(RestoredPath { path, change });
+    }
+    Ok(RewindPlan {
+        target: record,
+        now_tree,
+        restored,
+        skipped,
+    })
+}

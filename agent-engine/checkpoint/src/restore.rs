@@ -1,0 +1,262 @@
+//! Writing a rewind: a journal first, then path by path (each an atomic rename), then the
+//! checkpoint after. A crash between is finished from the journal on the next open.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tandem_protocol::api::{Checkpoint, CheckpointAuthor, PathChange, RestoredPath, SkippedPath};
+
+use crate::error::{CheckpointError, Result};
+use crate::records::RecordLog;
+use crate::store::{Entry, Store};
+
+/// The journal's file in the store.
+const JOURNAL: &str = "restore.json";
+
+/// A restore in progress.
+#[derive(Debug, Serialize, Deserialize)]
+struct Journal {
+    /// The tree restored to.
+    tree: String,
+    /// The paths to write or delete.
+    paths: Vec<RestoredPath>,
+    /// Where to record the checkpoint after (the conversation's record file), and its event.
+    records: Option<PathBuf>,
+    event_id: String,
+}
+
+/// What a restore did.
+#[derive(Debug, Clone)]
+pub struct Restored {
+    /// The checkpoint taken after it.
+    pub after: Checkpoint,
+    /// Paths that could not be written, and why.
+    pub failed: Vec<SkippedPath>,
+}
+
+impl Store {
+    /// Makes each of `paths` equal to `tree` (written or deleted), then takes and records
+    /// (in `records`, at `event_id`) the checkpoint after, authored [`CheckpointAuthor::Rewind`].
+    /// Paths not listed are not touched, their mtimes included.
+    pub fn restore(
+        &self,
+        tree: &str,
+        paths: &[RestoredPath],
+        records: &RecordLog,
+        event_id: &str,
+    ) -> Result<Restored> {
+        let _lock = self.lock()?;
+        let journal = Journal {
+            tree: tree.to_owned(),
+            paths: paths.to_vec(),
+            records: Some(records.path().to_owned()),
+            event_id: event_id.to_owned(),
+        };
+        let bytes = serde_json::to_vec(&journal).map_err(|e| CheckpointError::Corrupt {
+            path: self.journal_path(),
+            detail: e.to_string(),
+        })?;
+        tandem_fs::atomic_write(&self.journal_path(), &bytes)?;
+        tandem_fs::sync_dir(self.dir())?;
+        self.finish(journal)
+    }
+
+    fn journal_path(&self) -> PathBuf {
+        self.dir().join(JOURNAL)
+    }
+
+    /// Finishes a restore a crash interrupted (called by [`Store::open`]).
+    pub(crate) fn recover_locked(&self) -> Result<()> {
+        let path = self.journal_path();
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(CheckpointError::io("read", &path, e)),
+        };
+        let journal: Journal = match serde_json::from_slice(&bytes) {
+            Ok(j) => j,
+            Err(e) => {
+                // Written atomically, so never torn; a foreign file is kept aside, not applied.
+                let aside = path.with_extension("json.corrupt");
+                let _ = std::fs::rename(&path, &aside);
+                return Err(CheckpointError::Corrupt {
+                    path: aside,
+                    detail: e.to_string(),
+                });
+            }
+        };
+        tracing::warn!(store = %self.dir().display(), paths = journal.paths.len(), "finishing a rewind a crash interrupted");
+        self.finish(journal).map(|_| ())
+    }
+
+    fn finish(&self, journal: Journal) -> Result<Restored> {
+        let failed = self.apply(&journal.tree, &journal.paths)?;
+        let taken = self.take_locked("rewind")?;
+        let records = journal
+            .records
+            .as_deref()
+            .map(|p| RecordLog::new(p.parent().unwrap_or(Path::new("."))));
+        let after = match records {
+            Some(log) => log.append(&taken, &journal.event_id, CheckpointAuthor::Rewind, None)?,
+            None => RecordLog::new(self.dir()).record_of(&taken, &journal.event_id),
+        };
+        std::fs::remove_file(self.journal_path())
+            .map_err(|e| CheckpointError::io("remove", self.journal_path(), e))?;
+        Ok(Restored { after, failed })
+    }
+
+    /// Writes and deletes; idempotent, so a journal can be applied again after a crash.
+    fn apply(&self, tree: &str, paths: &[RestoredPath]) -> Result<Vec<SkippedPath>> {
+        let root = self.workspace().to_owned();
+        let mut failed = Vec::new();
+        let mut deletes: Vec<&str> = paths
+            .iter()
+            .filter(|p| p.change == PathChange::Delete)
+            .map(|p| p.path.as_str())
+            .collect();
+        // Deepest first, so a directory empties before it is removed.
+        deletes.sort_by_key(|p| std::cmp::Reverse(p.matches('/').count()));
+        let deleted: BTreeSet<&str> = deletes.iter().copied().collect();
+        for rel in &deletes {
+            let path = root.join(rel);
+            match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_dir() => {
+                    failed.push(SkippedPath {
+                        path: (*rel).to_owned(),
+                        reason: "is a directory now; left as it is".into(),
+                    });
+                    continue;
+                }
+                Ok(_) => {}
+                Err(_) => continue,
+            }
+            if let Err(e) = std::fs::remove_file(&path) {
+                failed.push(SkippedPath {
+                    path: (*rel).to_owned(),
+                    reason: format!("cannot delete: {e}"),
+                });
+                continue;
+            }
+            remove_empty_parents(&root, &path);
+        }
+        let writes: Vec<String> = paths
+            .iter()
+            .filter(|p| p.change == PathChange::Write)
+            .map(|p| p.path.clone())
+            .collect();
+        let entries = self.entries(tree, &writes)?;
+        let blobs = self
+            .git
+            .blobs(&entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>())?;
+        for (entry, blob) in entries.iter().zip(blobs) {
+            if let Err(reason) = write_entry(&root, entry, &blob, &deleted) {
+                failed.push(SkippedPath {
+                    path: entry.path.clone(),
+                    reason,
+                });
+            }
+        }
+        Ok(failed)
+    }
+}
+
+impl RecordLog {
+    /// A record of `taken` that is not written anywhere (a restore recovered without a
+    /// conversation to record it in).
+    fn record_of(&self, taken: &crate::store::Taken, event_id: &str) -> Checkpoint {
+        Checkpoint {
+            id: taken.commit.clone(),
+            event_id: event_id.to_owned(),
+            tree: taken.tree.clone(),
+            author: CheckpointAuthor::Rewind,
+            tool_name: None,
+            added: taken.changes.added.clone(),
+            modified: taken.changes.modified.clone(),
+            deleted: taken.changes.deleted.clone(),
+            ignored: taken.ignored.clone(),
+            timestamp: tandem_protocol::now_timestamp(),
+        }
+    }
+}
+
+/// Removes the directories above `path` that are empty now, up to (not including) `root`.
+fn remove_empty_parents(root: &Path, path: &Path) {
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d == root || !d.starts_with(root) || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}
+
+/// Writes one tree entry over whatever is at its path, through a temp file renamed in place.
+fn write_entry(
+    root: &Path,
+    entry: &Entry,
+    blob: &[u8],
+    deleted: &BTreeSet<&str>,
+) -> std::result::Result<(), String> {
+    let path = root.join(&entry.path);
+    let parent = path.parent().unwrap_or(root);
+    // A file where the checkpoint has a directory: only replaced when the rewind deletes it.
+    let mut ancestor = PathBuf::new();
+    for part in Path::new(&entry.path)
+        .parent()
+        .into_iter()
+        .flat_map(Path::components)
+    {
+        ancestor.push(part);
+        let full = root.join(&ancestor);
+        if let Ok(m) = std::fs::symlink_metadata(&full)
+            && !m.is_dir()
+        {
+            let rel = ancestor.to_string_lossy();
+            if deleted.contains(rel.as_ref()) {
+                std::fs::remove_file(&full).map_err(|e| format!("cannot replace {rel}: {e}"))?;
+            } else {
+                return Err(format!("{rel} is not a directory now; left as it is"));
+            }
+        }
+    }
+    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create its directory: {e}"))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    let temp = parent.join(format!(".{name}.tandem-restore-{}", &random[..12]));
+    let written = match entry.mode.as_str() {
+        "120000" => {
+            let target = std::ffi::OsStr::from_bytes(blob);
+            std::os::unix::fs::symlink(target, &temp)
+        }
+        mode => write_file(&temp, blob, mode == "100755"),
+    };
+    let renamed = written.and_then(|()| {
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            // A directory where the checkpoint has a file: only an empty one is replaced.
+            std::fs::remove_dir(&path)?;
+        }
+        std::fs::rename(&temp, &path)
+    });
+    if let Err(e) = renamed {
+        let _ = std::fs::remove_file(&temp);
+        return Err(format!("cannot write: {e}"));
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, bytes: &[u8], executable: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(if executable { 0o755 } else { 0o644 })
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.sync_data()
+}

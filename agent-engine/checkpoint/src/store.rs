@@ -1,0 +1,399 @@
+//! One workspace's store: open it, take checkpoints, compare them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use crate::error::{CheckpointError, Result};
+use crate::git::{Git, nul_fields};
+
+/// The ref the store's chain of checkpoints hangs from.
+pub(crate) const HEAD_REF: &str = "refs/tandem/checkpoints";
+
+/// What changed between two trees (workspace-relative, `/`-separated paths, sorted).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Paths that exist only in the newer tree.
+    pub added: Vec<String>,
+    /// Paths whose content, mode or type differ.
+    pub modified: Vec<String>,
+    /// Paths that exist only in the older tree.
+    pub deleted: Vec<String>,
+}
+
+impl Changes {
+    /// No path changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.modified.is_empty() && self.deleted.is_empty()
+    }
+
+    /// Every changed path.
+    pub fn paths(&self) -> impl Iterator<Item = &String> {
+        self.added
+            .iter()
+            .chain(self.modified.iter())
+            .chain(self.deleted.iter())
+    }
+}
+
+/// A checkpoint just taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taken {
+    /// Its commit in the store (the checkpoint's id).
+    pub commit: String,
+    /// Its tree.
+    pub tree: String,
+    /// What changed since the store's previous checkpoint.
+    pub changes: Changes,
+    /// Ignored trees present, by name (`node_modules/`).
+    pub ignored: Vec<String>,
+}
+
+/// One path of a raw diff.
+#[derive(Debug, Clone)]
+pub(crate) struct RawChange {
+    pub path: String,
+    pub old_mode: String,
+    pub new_mode: String,
+    /// A, M, D or T.
+    pub status: char,
+}
+
+/// One path of a tree.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub path: String,
+    pub mode: String,
+    pub id: String,
+}
+
+/// A nested repository's entry in a tree.
+pub(crate) const GITLINK: &str = "160000";
+
+#[derive(Debug, Default)]
+pub(crate) struct Head {
+    pub commit: Option<String>,
+    pub tree: Option<String>,
+}
+
+/// A workspace's checkpoint store. One per workspace per process ([`Store::open`] hands out
+/// the same one); another process on the same workspace is kept out by a file lock for the
+/// length of each operation.
+#[derive(Debug)]
+pub struct Store {
+    pub(crate) git: Git,
+    pub(crate) head: Mutex<Head>,
+}
+
+/// The directory of `workspace`'s store under `home` (`$TANDEM_HOME`).
+pub fn store_dir(home: &Path, workspace: &Path) -> PathBuf {
+    let name = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into());
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    home.join("checkpoints").join(format!(
+        "{name}-{:016x}",
+        fnv1a(workspace.as_os_str().as_encoded_bytes())
+    ))
+}
+
+/// FNV-1a 64: a hash that stays the same across builds (the store's name must).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn open_stores() -> &'static Mutex<HashMap<PathBuf, Weak<Store>>> {
+    static STORES: OnceLock<Mutex<HashMap<PathBuf, Weak<Store>>>> = OnceLock::new();
+    STORES.get_or_init(Default::default)
+}
+
+impl Store {
+    /// The store of `workspace` under `home`, created on first use. A restore a crash
+    /// interrupted is finished first.
+    pub fn open(home: &Path, workspace: &Path) -> Result<Arc<Self>> {
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|e| CheckpointError::io("open", workspace, e))?;
+        if !workspace.is_dir() {
+            return Err(CheckpointError::NotADirectory(workspace));
+        }
+        let dir = store_dir(home, &workspace);
+        let mut stores = open_stores().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(store) = stores.get(&dir).and_then(Weak::upgrade) {
+            return Ok(store);
+        }
+        let store = Arc::new(Self {
+            git: Git {
+                store: dir.clone(),
+                workspace,
+            },
+            head: Mutex::new(Head::default()),
+        });
+        {
+            let _lock = store.lock()?;
+            store.prepare()?;
+            store.recover_locked()?;
+        }
+        stores.retain(|_, s| s.strong_count() > 0);
+        stores.insert(dir, Arc::downgrade(&store));
+        Ok(store)
+    }
+
+    /// The workspace.
+    pub fn workspace(&self) -> &Path {
+        &self.git.workspace
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.git.store
+    }
+
+    /// Creates the repository when it is missing (first use, or deleted under us) and reads
+    /// the chain's head.
+    pub(crate) fn prepare(&self) -> Result<()> {
+        if !self.git.exists() {
+            if self.git.store.exists() {
+                tracing::warn!(store = %self.git.store.display(), "the checkpoint store's repository is missing: starting a new one (older checkpoints are lost)");
+            }
+            self.git.init()?;
+            std::fs::write(
+                self.git.store.join("workspace"),
+                self.git.workspace.as_os_str().as_encoded_bytes(),
+            )
+            .map_err(|e| CheckpointError::io("write", &self.git.store, e))?;
+            let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+            *head = Head::default();
+            return Ok(());
+        }
+        let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+        if head.commit.is_none() {
+            let out = self
+                .git
+                .run(&["rev-parse", "--verify", "--quiet", HEAD_REF])
+                .unwrap_or_default();
+            let commit = String::from_utf8_lossy(&out).trim().to_owned();
+            if !commit.is_empty() {
+                head.tree = Some(
+                    self.git
+                        .line(&["rev-parse", &format!("{commit}^{{tree}}")])?,
+                );
+                head.commit = Some(commit);
+            }
+        }
+        Ok(())
+    }
+
+    /// Holds the store's file lock (other processes) for one operation.
+    pub(crate) fn lock(&self) -> Result<nix::fcntl::Flock<std::fs::File>> {
+        std::fs::create_dir_all(&self.git.store)
+            .map_err(|e| CheckpointError::io("create", &self.git.store, e))?;
+        let path = self.git.store.join("lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| CheckpointError::io("open", &path, e))?;
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| CheckpointError::io("lock", &path, e.into()))
+    }
+
+    /// Takes a checkpoint of the workspace now. `message` describes it in the store's log. A
+    /// new commit is made only when the tree changed since the store's last checkpoint;
+    /// otherwise that one is returned with no changes.
+    pub fn take(&self, message: &str) -> Result<Taken> {
+        let _lock = self.lock()?;
+        self.take_locked(message)
+    }
+
+    pub(crate) fn take_locked(&self, message: &str) -> Result<Taken> {
+        self.prepare()?;
+        let tree = self.write_tree()?;
+        let ignored = self.ignored()?;
+        let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+        if let (Some(commit), Some(old)) = (&head.commit, &head.tree)
+            && *old == tree
+        {
+            return Ok(Taken {
+                commit: commit.clone(),
+                tree,
+                changes: Changes::default(),
+                ignored,
+            });
+        }
+        let changes = match &head.tree {
+            Some(old) => self.diff(old, &tree)?,
+            None => self.diff(EMPTY_TREE, &tree)?,
+        };
+        let mut args = vec!["commit-tree", tree.as_str(), "-m", message];
+        if let Some(parent) = &head.commit {
+            args.extend(["-p", parent.as_str()]);
+        }
+        let commit = self.git.line(&args)?;
+        let mut update = vec!["update-ref", HEAD_REF, commit.as_str()];
+        if let Some(parent) = &head.commit {
+            update.push(parent.as_str());
+        }
+        self.git.run(&update)?;
+        head.commit = Some(commit.clone());
+        head.tree = Some(tree.clone());
+        Ok(Taken {
+            commit,
+            tree,
+            changes,
+            ignored,
+        })
+    }
+
+    /// The workspace's tree now (the store's index brought up to date).
+    pub fn snapshot(&self) -> Result<String> {
+        let _lock = self.lock()?;
+        self.prepare()?;
+        self.write_tree()
+    }
+
+    fn write_tree(&self) -> Result<String> {
+        // --ignore-errors: an unreadable file is left out, not the whole checkpoint.
+        self.git
+            .run(&["add", "--all", "--ignore-errors", "--", "."])
+            .or_else(|e| match &e {
+                // What add could not read it reports and skips; the tree is still written.
+                CheckpointError::Git { stderr, .. } if stderr.contains("unable to index") => {
+                    tracing::warn!("checkpoint: {e}");
+                    Ok(Vec::new())
+                }
+                _ => Err(e),
+            })?;
+        self.git.line(&["write-tree"])
+    }
+
+    /// Ignored trees and files at the workspace's top levels, by name.
+    fn ignored(&self) -> Result<Vec<String>> {
+        let out = self.git.run(&[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+            "--no-empty-directory",
+        ])?;
+        Ok(nul_fields(&out).take(200).collect())
+    }
+
+    /// What changed from tree (or commit) `from` to `to`.
+    pub fn diff(&self, from: &str, to: &str) -> Result<Changes> {
+        let mut changes = Changes::default();
+        for c in self.raw_diff(from, to)? {
+            match c.status {
+                'A' => changes.added.push(c.path),
+                'D' => changes.deleted.push(c.path),
+                _ => changes.modified.push(c.path),
+            }
+        }
+        Ok(changes)
+    }
+
+    /// Every path that differs from `from` to `to`, with its modes.
+    pub(crate) fn raw_diff(&self, from: &str, to: &str) -> Result<Vec<RawChange>> {
+        let out = self
+            .git
+            .run(&["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to])?;
+        let mut changes = Vec::new();
+        let mut fields = nul_fields(&out);
+        while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+            // ":OLDMODE NEWMODE OLDSHA NEWSHA STATUS"
+            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+            let [old_mode, new_mode, _, _, status] = parts.as_slice() else {
+                continue;
+            };
+            changes.push(RawChange {
+                path,
+                old_mode: (*old_mode).to_owned(),
+                new_mode: (*new_mode).to_owned(),
+                status: status.chars().next().unwrap_or('M'),
+            });
+        }
+        Ok(changes)
+    }
+
+    /// Mode and blob of each of `paths` in `tree` (paths it does not have are left out).
+    pub(crate) fn entries(&self, tree: &str, paths: &[String]) -> Result<Vec<Entry>> {
+        let mut entries = Vec::new();
+        for chunk in paths.chunks(500) {
+            let mut args = vec!["ls-tree", "-z", "--full-tree", tree, "--"];
+            args.extend(chunk.iter().map(String::as_str));
+            let out = self.git.run(&args)?;
+            for field in nul_fields(&out) {
+                // "MODE TYPE ID\tPATH"
+                let Some((meta, path)) = field.split_once('\t') else {
+                    continue;
+                };
+                let parts: Vec<&str> = meta.split(' ').collect();
+                if let [mode, _, id] = parts.as_slice() {
+                    entries.push(Entry {
+                        path: path.to_owned(),
+                        mode: (*mode).to_owned(),
+                        id: (*id).to_owned(),
+                    });
+                }
+            }
+        }
+        Ok(entries)
+    }
+
+    /// The unified diff from tree `from` to tree `to`, limited to `paths` (all when empty);
+    /// binary files are named, not shown.
+    pub fn unified_diff(&self, from: &str, to: &str, paths: &[String]) -> Result<String> {
+        let mut args: Vec<&str> = vec![
+            "diff-tree",
+            "-r",
+            "-p",
+            "--no-renames",
+            "--no-color",
+            from,
+            to,
+            "--",
+        ];
+        args.extend(paths.iter().map(String::as_str));
+        if paths.len() > 2000 {
+            args.truncate(8);
+        }
+        let out = self.git.run(&args)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// The tree of checkpoint (commit) `id`.
+    pub fn tree_of(&self, id: &str) -> Result<String> {
+        self.git
+            .line(&["rev-parse", "--verify", &format!("{id}^{{tree}}")])
+            .map_err(|e| CheckpointError::Lost {
+                id: id.to_owned(),
+                detail: e.to_string(),
+            })
+    }
+
+    /// Packs the store's objects and drops what no checkpoint reaches.
+    pub fn gc(&self) -> Result<()> {
+        let _lock = self.lock()?;
+        self.git.run(&["gc", "--quiet", "--prune=now"])?;
+        Ok(())
+    }
+}
+
+/// git's empty tree.
+pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
