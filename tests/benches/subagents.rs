@@ -93,9 +93,17 @@ async fn round(server: &ScriptedLlmServer) -> f64 {
     let mut options = ConversationOptions::new(spec, workspace.path().to_path_buf());
     options.id = Some(id);
     options.autotitle = false;
-    let parent = Conversation::create(&store, options, Runtime { llm, tools })
-        .await
-        .unwrap();
+    let parent = Conversation::create(
+        &store,
+        options,
+        Runtime {
+            llm,
+            tools,
+            checkpoints: None,
+        },
+    )
+    .await
+    .unwrap();
     let started = Instant::now();
     parent
         .send_message(Message::user("do the five parts"), true)

@@ -127,6 +127,7 @@ impl Fixture {
         let runtime = Runtime {
             llm: Arc::clone(&self.llm),
             tools,
+            checkpoints: None,
         };
         Conversation::create(&self.store, options, runtime)
             .await

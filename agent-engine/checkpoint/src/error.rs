@@ -32,6 +32,9 @@ pub enum CheckpointError {
     /// The workspace to checkpoint is not a directory.
     #[error("checkpoint store: the workspace {0} is not a directory")]
     NotADirectory(PathBuf),
+    /// The conversation has no event with that id.
+    #[error("no event {0} in this conversation")]
+    UnknownEvent(String),
     /// No checkpoint with that id is in the conversation's record.
     #[error("no checkpoint {0} in this conversation")]
     UnknownCheckpoint(String),

@@ -20,6 +20,7 @@ mod restore;
 mod store;
 
 pub use error::{CheckpointError, Result};
-pub use plan::{RewindPlan, plan_rewind, resolve_event};
+pub use plan::{RewindPlan, RewindTarget, plan_rewind, resolve_event, rewind};
 pub use records::RecordLog;
+pub use restore::recover_all;
 pub use store::{Changes, Store, Taken, store_dir};

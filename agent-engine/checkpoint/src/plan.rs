@@ -6,7 +6,7 @@ use tandem_protocol::api::{
     Checkpoint, CheckpointAuthor, PathChange, RestoredPath, RewindFiles, SkippedPath,
 };
 
-use crate::error::Result;
+use crate::error::{CheckpointError, Result};
 use crate::store::{GITLINK, Store};
 
 /// A rewind decided: the checkpoint it returns to, the paths it writes and the paths it skips.
@@ -114,4 +114,73 @@ pub fn plan_rewind(
         restored,
         skipped,
     })
+}
+
+/// What to rewind to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RewindTarget {
+    /// The workspace as it was when this event was recorded.
+    Event(String),
+    /// This checkpoint (e.g. a rewind's undo checkpoint).
+    Checkpoint(String),
+}
+
+/// Rewinds the workspace of a conversation whose events are `events` (ids, oldest first) and
+/// whose checkpoints are in `log`: plans it, and unless `dry_run` takes the undo checkpoint
+/// (recorded at the newest event) and restores. The answer lists what was (or would be)
+/// restored and skipped, with the diff from now to the checkpoint's content.
+pub fn rewind(
+    store: &Store,
+    log: &crate::RecordLog,
+    events: &[String],
+    to: &RewindTarget,
+    files: RewindFiles,
+    dry_run: bool,
+) -> Result<tandem_protocol::api::RewindResponse> {
+    let records = log.read()?;
+    let target = match to {
+        RewindTarget::Event(e) => {
+            if !events.contains(e) {
+                return Err(CheckpointError::UnknownEvent(e.clone()));
+            }
+            resolve_event(&records, events, e).ok_or(CheckpointError::Empty)?
+        }
+        RewindTarget::Checkpoint(c) => records
+            .iter()
+            .rposition(|r| r.id == *c)
+            .ok_or_else(|| CheckpointError::UnknownCheckpoint(c.clone()))?,
+    };
+    let plan = plan_rewind(store, &records, target, files)?;
+    let paths: Vec<String> = plan.restored.iter().map(|p| p.path.clone()).collect();
+    let diff = if paths.is_empty() {
+        String::new()
+    } else {
+        store.unified_diff(&plan.now_tree, &plan.target.tree, &paths)?
+    };
+    let mut response = tandem_protocol::api::RewindResponse {
+        checkpoint_id: plan.target.id.clone(),
+        event_id: plan.target.event_id.clone(),
+        restored: plan.restored.clone(),
+        skipped: plan.skipped.clone(),
+        undo_checkpoint_id: None,
+        diff: Some(diff),
+        leaf_event_id: None,
+        dry_run,
+    };
+    if dry_run {
+        return Ok(response);
+    }
+    let leaf = events.last().map(String::as_str).unwrap_or_default();
+    let undo = store.take("before a rewind")?;
+    let undo = log.append(&undo, leaf, CheckpointAuthor::Person, None)?;
+    let restored = store.restore(&plan.target.tree, &plan.restored, log, leaf)?;
+    response.undo_checkpoint_id = Some(undo.id);
+    if !restored.failed.is_empty() {
+        let failed: BTreeSet<&str> = restored.failed.iter().map(|f| f.path.as_str()).collect();
+        response
+            .restored
+            .retain(|r| !failed.contains(r.path.as_str()));
+        response.skipped.extend(restored.failed);
+    }
+    Ok(response)
 }

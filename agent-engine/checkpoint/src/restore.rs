@@ -163,6 +163,29 @@ impl Store {
     }
 }
 
+/// Finishes every restore a crash interrupted in the stores under `home`
+/// (`$TANDEM_HOME`): each store with a journal is opened, which finishes it. Returns each
+/// such store's directory and the outcome.
+pub fn recover_all(home: &Path) -> Vec<(PathBuf, Result<()>)> {
+    let Ok(dirs) = std::fs::read_dir(home.join("checkpoints")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for dir in dirs.flatten().map(|d| d.path()) {
+        if !dir.join(JOURNAL).is_file() {
+            continue;
+        }
+        let result = std::fs::read(dir.join("workspace"))
+            .map_err(|e| CheckpointError::io("read", dir.join("workspace"), e))
+            .and_then(|w| {
+                let workspace = PathBuf::from(std::ffi::OsStr::from_bytes(&w));
+                Store::open(home, &workspace).map(|_| ())
+            });
+        out.push((dir, result));
+    }
+    out
+}
+
 impl RecordLog {
     /// A record of `taken` that is not written anywhere (a restore recovered without a
     /// conversation to record it in).

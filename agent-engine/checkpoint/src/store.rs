@@ -220,6 +220,20 @@ impl Store {
         self.take_locked(message)
     }
 
+    /// Takes a checkpoint whose changes are counted from `base` (the tree of an earlier
+    /// checkpoint) rather than from the store's last one: what one action changed, even when
+    /// other conversations on the workspace checkpointed meanwhile.
+    pub fn take_since(&self, base: &str, message: &str) -> Result<Taken> {
+        let _lock = self.lock()?;
+        let mut taken = self.take_locked(message)?;
+        taken.changes = if taken.tree == base {
+            Changes::default()
+        } else {
+            self.diff(base, &taken.tree)?
+        };
+        Ok(taken)
+    }
+
     pub(crate) fn take_locked(&self, message: &str) -> Result<Taken> {
         self.prepare()?;
         let tree = self.write_tree()?;

@@ -80,6 +80,7 @@ async fn one_run() -> (f64, f64, f64) {
     let runtime = Runtime {
         llm,
         tools: tandem_tools::default_tools(None),
+        checkpoints: None,
     };
     let options = ConversationOptions::new(
         AgentSpec::default_for(config),

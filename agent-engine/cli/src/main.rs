@@ -5,6 +5,7 @@
 //! without one it never blocks. Conversations live in `$TANDEM_HOME/conversations`
 //! (default `~/.tandem`), in the OpenHands agent-server layout.
 
+mod checkpoints;
 mod drive;
 mod exit;
 mod remote;
@@ -93,6 +94,34 @@ enum Cmd {
     },
     /// List conversations: id, status, title, cost.
     Conversations,
+    /// List a conversation's checkpoints: what each action (or a person) changed, by event.
+    Checkpoints {
+        /// Conversation id.
+        id: String,
+    },
+    /// Return a conversation's workspace to how it was at an event (or a checkpoint).
+    Rewind {
+        /// Conversation id.
+        id: String,
+        /// The event id (or checkpoint id, e.g. a rewind's undo checkpoint) to go back to.
+        #[arg(long)]
+        to: String,
+        /// Restore the files (the default).
+        #[arg(long, conflicts_with_all = ["chat", "both"])]
+        code: bool,
+        /// Move the conversation's head to the event.
+        #[arg(long, conflicts_with = "both")]
+        chat: bool,
+        /// Both.
+        #[arg(long)]
+        both: bool,
+        /// Also restore files a person edited since (still undoable).
+        #[arg(long)]
+        all: bool,
+        /// Show the diff and what would be restored and skipped; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Run the agent server (OpenHands-compatible API, PTY and workspace endpoints, OpenAI gateway).
     Serve(serve::ServeArgs),
     /// Docker sandboxes: build the image, start, stop and list sandboxes.
@@ -246,7 +275,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             }
             warn_local(&workspace, demo.is_some());
             let (runtime, chromium) =
-                runtime_for(llm_client, &options.agent, &store, &id, &workspace).await?;
+                runtime_for(llm_client, &options.agent, &store, &id, &workspace, &home).await?;
             let handle = Conversation::create(&store, options, runtime).await?;
             eprintln!("· conversation {}", handle.id());
             let outcome = drive::follow(&handle, Some(task)).await?;
@@ -280,7 +309,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             let llm_client = client(&config)?;
             warn_local(&workspace, demo.is_some());
             let (runtime, chromium) =
-                runtime_for(llm_client, &state.agent, &store, &id, &workspace).await?;
+                runtime_for(llm_client, &state.agent, &store, &id, &workspace, &home).await?;
             let (handle, warnings) = Conversation::open(&store, &id, runtime).await?;
             for w in warnings {
                 eprintln!("warning: {w}");
@@ -306,6 +335,27 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
         Cmd::Settings { check_llm } => settings::show(&home, &settings, check_llm),
         Cmd::Conversations => {
             list(&store)?;
+            Ok(0)
+        }
+        Cmd::Checkpoints { id } => {
+            checkpoints::list(&store, &id)?;
+            Ok(0)
+        }
+        Cmd::Rewind {
+            id,
+            to,
+            code: _,
+            chat,
+            both,
+            all,
+            dry_run,
+        } => {
+            let restore = match (chat, both) {
+                (true, _) => checkpoints::Restore::Chat,
+                (_, true) => checkpoints::Restore::Both,
+                _ => checkpoints::Restore::Code,
+            };
+            checkpoints::rewind(&home, &store, &id, &to, restore, all, dry_run)?;
             Ok(0)
         }
         Cmd::Openapi | Cmd::Sandbox(_) => Ok(0),
@@ -397,6 +447,7 @@ async fn runtime_for(
     store: &ConversationStore,
     id: &str,
     workspace: &std::path::Path,
+    home: &std::path::Path,
 ) -> Result<(Runtime, Option<tandem_browser::Browser>)> {
     let slot = tandem_browser::BrowserSlot::new();
     let mut env = tandem_sdk::ToolEnv::new(workspace);
@@ -409,7 +460,19 @@ async fn runtime_for(
     let tools = tandem_tools::resolve_tools(spec, &tandem_host::catalog(), env)
         .await
         .map_err(|e| anyhow::anyhow!("the agent's {}: {e}", e.path.join(".")))?;
-    Ok((Runtime { llm, tools }, slot.get()))
+    let checkpoints = match tandem_checkpoint::Store::open(home, workspace) {
+        Ok(store) => Some(store),
+        Err(e) => {
+            eprintln!("warning: actions are not checkpointed: {e}");
+            None
+        }
+    };
+    let runtime = Runtime {
+        llm,
+        tools,
+        checkpoints,
+    };
+    Ok((runtime, slot.get()))
 }
 
 /// The `--mcp-config` file: JSON in the `{"mcpServers": {...}}` form.

@@ -727,3 +727,104 @@ fn another_process_of_the_same_user_cannot_read_the_servers_environment_or_memor
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn checkpoints_list_what_each_command_changed_and_rewind_takes_it_back() {
+    let server = scripted(vec![
+        Step::tool_call("terminal", json!({"command": "printf v1 > notes.txt"})),
+        Step::tool_call(
+            "terminal",
+            json!({"command": "printf v2 > notes.txt && rm -f old.txt"}),
+        ),
+        Step::tool_call("finish", json!({"message": "Edited."})),
+    ]);
+    let env = Env::new();
+    std::fs::write(env.workspace.path().join("old.txt"), "old").unwrap();
+    let out = env.run(Some(&server), &["edit the notes"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let dir = env.conversation_dirs().remove(0);
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+
+    let out = env.cmd(None).args(["checkpoints", &id]).output().unwrap();
+    let (listing, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        listing.contains("terminal: 1 added, 0 modified, 0 deleted"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("terminal: 0 added, 1 modified, 1 deleted"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("+ notes.txt") && listing.contains("- old.txt"),
+        "{listing}"
+    );
+
+    // Rewind to the first command's observation: v1 back, old.txt still gone (the agent
+    // deleted it after that event, so it comes back too).
+    let events = env.events(&dir);
+    let first = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let preview = env
+        .cmd(None)
+        .args(["rewind", &id, "--to", &first, "--dry-run"])
+        .output()
+        .unwrap();
+    let (diff, said) = text(&preview);
+    assert!(
+        diff.contains("-v2") && diff.contains("+v1"),
+        "{diff}\n{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("notes.txt")).unwrap(),
+        "v2"
+    );
+
+    let out = env
+        .cmd(None)
+        .args(["rewind", &id, "--to", &first])
+        .output()
+        .unwrap();
+    let (_, said) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("notes.txt")).unwrap(),
+        "v1"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("old.txt")).unwrap(),
+        "old"
+    );
+    let undo = said
+        .split("undo: tandem rewind ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().nth(2))
+        .unwrap_or_else(|| panic!("no undo line: {said}"))
+        .to_owned();
+    let out = env
+        .cmd(None)
+        .args(["rewind", &id, "--to", &undo])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("notes.txt")).unwrap(),
+        "v2"
+    );
+    assert!(!env.workspace.path().join("old.txt").exists());
+
+    let out = env
+        .cmd(None)
+        .args(["rewind", &id, "--to", "no-such-event"])
+        .output()
+        .unwrap();
+    let (_, said) = text(&out);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(said.contains("no event no-such-event"), "{said}");
+}

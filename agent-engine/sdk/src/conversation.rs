@@ -82,6 +82,10 @@ pub struct Runtime {
     pub llm: Arc<dyn Llm>,
     /// The tools, fresh for this conversation (the terminal holds a shell).
     pub tools: Vec<Arc<dyn Tool>>,
+    /// The workspace's checkpoint store: when set, a checkpoint is taken before and after
+    /// every action of a tool that is not read-only, and recorded in the conversation's
+    /// `checkpoints.jsonl` (who changed which paths, at which event).
+    pub checkpoints: Option<Arc<tandem_checkpoint::Store>>,
 }
 
 impl std::fmt::Debug for Runtime {

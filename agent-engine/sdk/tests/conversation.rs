@@ -210,6 +210,7 @@ impl Setup {
         Runtime {
             llm: llm(&self.server),
             tools: vec![self.tool.clone(), Arc::new(FinishTool::new())],
+            checkpoints: None,
         }
     }
 

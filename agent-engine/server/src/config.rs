@@ -23,6 +23,10 @@ pub struct ServerConfig {
     pub workspace_path: PathBuf,
     /// Where server-level bash events are written.
     pub bash_events_dir: PathBuf,
+    /// The home of the workspaces' checkpoint stores (`$TANDEM_HOME`; stores live in its
+    /// `checkpoints/`); `None` (`TANDEM_CHECKPOINTS=off`): actions are not checkpointed and
+    /// rewind answers that checkpoints are off.
+    pub checkpoints_home: Option<PathBuf>,
     /// Where server-level secrets are kept (values in memory only when `None`).
     pub secrets_file: Option<PathBuf>,
     /// Runs at once; more answer 429.
@@ -67,6 +71,7 @@ impl ServerConfig {
             conversations_path: home.join("conversations"),
             workspace_path: home.join("workspace"),
             bash_events_dir: home.join("bash_events"),
+            checkpoints_home: Some(home.to_owned()),
             secrets_file: None,
             max_concurrent_runs: 10,
             idle_ttl: Duration::from_secs(1200),
@@ -90,7 +95,7 @@ impl ServerConfig {
     /// profile from `LLM_MODEL` / `LLM_BASE_URL` / `LLM_API_KEY`; the profiles' encryption key
     /// from `OH_SECRET_KEY` (else a key file); the gateway's retention from
     /// `TANDEM_GATEWAY_RETENTION_SECONDS` and `TANDEM_GATEWAY_MAX_RETAINED`; the desktop's VNC
-    /// server from `TANDEM_VNC_ADDR`.
+    /// server from `TANDEM_VNC_ADDR`; checkpoints turned off by `TANDEM_CHECKPOINTS=off`.
     pub fn from_env(home: &Path) -> Self {
         let mut c = Self::new(home);
         c.session_keys = keys_from_env();
@@ -120,6 +125,9 @@ impl ServerConfig {
         }
         if let Some(n) = env("TANDEM_GATEWAY_MAX_RETAINED").and_then(|n| n.parse().ok()) {
             c.gateway_max_retained = n;
+        }
+        if env("TANDEM_CHECKPOINTS").is_some_and(|v| matches!(v.trim(), "off" | "0" | "false")) {
+            c.checkpoints_home = None;
         }
         c.vnc_addr = env("TANDEM_VNC_ADDR").map(|a| a.trim().to_owned());
         if let Some(llm) = llm_from_env() {

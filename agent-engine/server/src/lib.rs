@@ -11,6 +11,7 @@
 
 mod auth;
 mod bash_commands;
+mod checkpoint_routes;
 mod children;
 mod config;
 mod conversations;
@@ -156,6 +157,21 @@ impl Server {
         }
         let sub_agents = registry::ServerSubAgents::new(Arc::downgrade(&state.0));
         state.registry.set_sub_agents(Arc::new(sub_agents));
+        if let Some(home) = state.config.checkpoints_home.clone() {
+            // A rewind a crash interrupted ends as the rewind, before any agent runs again.
+            let finished =
+                tokio::task::spawn_blocking(move || tandem_checkpoint::recover_all(&home)).await;
+            for (store, result) in finished.unwrap_or_default() {
+                match result {
+                    Ok(()) => {
+                        tracing::info!(store = %store.display(), "finished an interrupted rewind")
+                    }
+                    Err(e) => {
+                        tracing::warn!(store = %store.display(), "an interrupted rewind could not be finished: {e}")
+                    }
+                }
+            }
+        }
         state.registry.recover().await;
         let sweep_state = state.clone();
         let every = (config.idle_ttl / 4)

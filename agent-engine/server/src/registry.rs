@@ -207,6 +207,7 @@ impl Registry {
         let runtime = Runtime {
             llm: Arc::clone(&llm),
             tools: set.tools.clone(),
+            checkpoints: self.checkpoints(&workspace),
         };
         // A conversation just closed (evicted, or closed by another server in this process)
         // releases its log's lock right after it answers: retry briefly.
@@ -306,6 +307,7 @@ impl Registry {
             self.tool_env(&id, &dir, &workspace, &llm),
         )
         .await?;
+        let checkpoints = self.checkpoints(&workspace);
         let mut options = ConversationOptions::new(req.agent.clone(), workspace);
         options.id = Some(id.clone());
         if let Some(p) = req.confirmation_policy.clone() {
@@ -343,6 +345,7 @@ impl Registry {
         let runtime = Runtime {
             llm: Arc::clone(&llm),
             tools: set.tools.clone(),
+            checkpoints,
         };
         let handle = Conversation::create(&self.store, options, runtime).await?;
         let workspace = PathBuf::from(&handle.state().workspace.working_dir);

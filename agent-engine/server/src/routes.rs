@@ -9,6 +9,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
 use axum::routing::{self, MethodRouter};
+use tandem_protocol::api::{CheckpointList, RewindRequest, RewindResponse};
 use tandem_protocol::{
     ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse,
     ResponseObject, ResponseRequest, SaveProfileRequest,
@@ -27,8 +28,8 @@ use tandem_protocol::{BrowserClientFrame, BrowserServerFrame, BrowserState, Hand
 use utoipa::ToSchema;
 
 use crate::{
-    AppState, bash_commands, conversations, event_routes, files, gateway, profile_routes, secrets,
-    server_info, sockets, workspace,
+    AppState, bash_commands, checkpoint_routes, conversations, event_routes, files, gateway,
+    profile_routes, secrets, server_info, sockets, workspace,
 };
 
 mod body;
@@ -447,6 +448,17 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .tandem()
             .doc("WorkspaceDiff: unified diffs of everything changed since the conversation started."),
     ];
+    let checkpoint_routes = [
+        Route::get("/api/conversations/{conversation_id}/checkpoints", checkpoint_routes::list)
+            .ok::<CheckpointList>()
+            .tandem()
+            .doc("CheckpointList: the workspace's checkpoints, oldest first, each with its id, its event (an action: before it ran; an observation: after), who made its changes (agent with tool_name, person, rewind) and the paths added, modified and deleted since the checkpoint before."),
+        Route::post("/api/conversations/{conversation_id}/rewind", checkpoint_routes::rewind)
+            .body::<RewindRequest>()
+            .ok::<RewindResponse>()
+            .tandem()
+            .doc("Body RewindRequest {event_id | checkpoint_id, restore: code, files: agent|all, dry_run} → RewindResponse {restored, skipped with reasons, undo_checkpoint_id, diff}: the workspace as it was when that event was recorded. Only paths that differ are written; with files: agent (default) only paths the agent changed since, a person's edits skipped and named. A checkpoint is taken first: rewinding to undo_checkpoint_id undoes the rewind. 409 while the agent runs or without checkpoints; 422 naming event_id or checkpoint_id when unknown."),
+    ];
     let secrets_routes = [
         Route::put("/api/settings/secrets", secrets::put)
             .body::<CreateSecretRequest>()
@@ -540,6 +552,7 @@ fn table(upload_limit: usize) -> Vec<Route> {
         tagged("browser", browser_routes),
         tagged("files", files_routes),
         tagged("workspace", workspace_routes),
+        tagged("checkpoints", checkpoint_routes),
         tagged("secrets", secrets_routes),
         tagged("sockets", sockets_routes),
         tagged("profiles", profiles_routes),

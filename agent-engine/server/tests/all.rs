@@ -8,6 +8,7 @@ mod harness;
 mod bad_input;
 mod browser;
 mod browser_socket;
+mod checkpoints;
 mod conversation_flow;
 mod credentials;
 mod custom_tools;

@@ -434,6 +434,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * CheckpointList: the workspace's checkpoints, oldest first, each with its id, its event (an action: before it ran
+         * @description CheckpointList: the workspace's checkpoints, oldest first, each with its id, its event (an action: before it ran; an observation: after), who made its changes (agent with tool_name, person, rewind) and the paths added, modified and deleted since the checkpoint before. (Tandem addition.)
+         */
+        get: operations["get_api_conversations__conversation_id__checkpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/children": {
         parameters: {
             query?: never;
@@ -712,6 +732,26 @@ export interface paths {
          * @description Stops after the in-flight step.
          */
         post: operations["post_api_conversations__conversation_id__pause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/rewind": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body RewindRequest {event_id | checkpoint_id, restore: code, files: agent|all, dry_run} → RewindResponse {restored, skipped with reasons, undo_checkpoint_id, diff}: the workspace as it was when that event was recorded. Only paths that differ are written
+         * @description Body RewindRequest {event_id | checkpoint_id, restore: code, files: agent|all, dry_run} → RewindResponse {restored, skipped with reasons, undo_checkpoint_id, diff}: the workspace as it was when that event was recorded. Only paths that differ are written; with files: agent (default) only paths the agent changed since, a person's edits skipped and named. A checkpoint is taken first: rewinding to undo_checkpoint_id undoes the rewind. 409 while the agent runs or without checkpoints; 422 naming event_id or checkpoint_id when unknown. (Tandem addition.)
+         */
+        post: operations["post_api_conversations__conversation_id__rewind"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1965,6 +2005,50 @@ export interface components {
              */
             total_tokens: number;
         };
+        /**
+         * @description One checkpoint: the workspace's tree when an event was recorded, and what changed since
+         *     the checkpoint before it.
+         */
+        Checkpoint: {
+            /** @description Paths (relative to the workspace, `/`-separated) added since the checkpoint before. */
+            added?: string[];
+            /** @description Who made the changes listed. */
+            author: components["schemas"]["CheckpointAuthor"];
+            /** @description Paths deleted. */
+            deleted?: string[];
+            /**
+             * @description The event the checkpoint belongs to: an action (the workspace before it ran) or an
+             *     observation (after it ran).
+             */
+            event_id: string;
+            /** @description The checkpoint's id (the commit in the workspace's checkpoint store). */
+            id: string;
+            /**
+             * @description Ignored trees (e.g. `node_modules/`) present at this checkpoint: recorded by name only,
+             *     never restored or deleted.
+             */
+            ignored?: string[];
+            /** @description Paths modified (content, mode or type). */
+            modified?: string[];
+            /** @description When it was taken (ISO 8601). */
+            timestamp: string;
+            /** @description The tool whose action made them (agent checkpoints). */
+            tool_name?: string | null;
+            /** @description The tree the checkpoint records. */
+            tree: string;
+        };
+        /**
+         * @description Who made the changes a checkpoint records.
+         * @enum {string}
+         */
+        CheckpointAuthor: "agent" | "person" | "rewind";
+        /** @description `GET /api/conversations/{id}/checkpoints`. */
+        CheckpointList: {
+            /** @description Oldest first. */
+            checkpoints: components["schemas"]["Checkpoint"][];
+            /** @description The workspace the checkpoints are of. */
+            workspace: string;
+        };
         /** @description Facts about the shell after a terminal command. */
         CmdOutputMetadata: {
             /**
@@ -2827,6 +2911,11 @@ export interface components {
              */
             reasoning_tokens: number;
         };
+        /**
+         * @description How a rewind treats one path.
+         * @enum {string}
+         */
+        PathChange: "write" | "delete";
         /** @description The user paused the run; the in-flight step finished first. */
         PauseEvent: components["schemas"]["EventBase"] & {
             /**
@@ -3053,6 +3142,61 @@ export interface components {
              */
             total_tokens: number;
         };
+        /** @description A path a rewind restores. */
+        RestoredPath: {
+            /** @description What is done to it. */
+            change: components["schemas"]["PathChange"];
+            /** @description Relative to the workspace. */
+            path: string;
+        };
+        /**
+         * @description What a rewind restores.
+         * @enum {string}
+         */
+        RestoreScope: "code" | "chat" | "both";
+        /**
+         * @description Which paths a code rewind may write.
+         * @enum {string}
+         */
+        RewindFiles: "agent" | "all";
+        /**
+         * @description `POST /api/conversations/{id}/rewind`: the workspace (and/or the conversation's head) as it
+         *     was at an event or a checkpoint. Exactly one of `event_id` and `checkpoint_id`.
+         */
+        RewindRequest: {
+            /** @description The checkpoint to rewind to (e.g. a rewind's `undo_checkpoint_id`). */
+            checkpoint_id?: string | null;
+            /** @description Only say what would happen, with the diff; write nothing. */
+            dry_run?: boolean;
+            /** @description The event to rewind to. */
+            event_id?: string | null;
+            /** @description Which paths (default `agent`). */
+            files?: components["schemas"]["RewindFiles"];
+            /** @description What to restore (default `code`). */
+            restore?: components["schemas"]["RestoreScope"];
+        };
+        /** @description The answer to a rewind (or its dry run). */
+        RewindResponse: {
+            /** @description The checkpoint rewound to. */
+            checkpoint_id: string;
+            /** @description The unified diff from the workspace now to what the rewind writes. */
+            diff?: string | null;
+            /** @description Nothing was written. */
+            dry_run: boolean;
+            /** @description The event it belongs to. */
+            event_id: string;
+            /** @description The conversation's head after a `chat` or `both` rewind. */
+            leaf_event_id?: string | null;
+            /** @description Paths written or deleted (to be, on a dry run). */
+            restored: components["schemas"]["RestoredPath"][];
+            /** @description Paths that differ but are left alone, with the reason. */
+            skipped: components["schemas"]["SkippedPath"][];
+            /**
+             * @description The checkpoint taken just before the rewind: rewinding to it undoes the rewind. `null`
+             *     on a dry run and when no file was written.
+             */
+            undo_checkpoint_id?: string | null;
+        };
         /**
          * @description Who speaks a [`Message`].
          * @enum {string}
@@ -3201,6 +3345,13 @@ export interface components {
         SetSecurityAnalyzerRequest: {
             /** @description The analyzer, or `null` for none. */
             security_analyzer?: unknown;
+        };
+        /** @description A path a rewind leaves as it is, and why. */
+        SkippedPath: {
+            /** @description Relative to the workspace. */
+            path: string;
+            /** @description Why it is left alone. */
+            reason: string;
         };
         /** @description First frame of an authenticating socket client: `{"type":"auth","session_api_key":"..."}`. */
         SocketAuthFrame: {
@@ -4565,6 +4716,37 @@ export interface operations {
             };
         };
     };
+    get_api_conversations__conversation_id__checkpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointList"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     post_api_conversations__conversation_id__children: {
         parameters: {
             query?: never;
@@ -5119,6 +5301,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_conversations__conversation_id__rewind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewindRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewindResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
         };

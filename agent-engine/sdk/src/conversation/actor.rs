@@ -45,8 +45,9 @@ pub const RESTART_ERROR: &str = "A restart occurred while this tool was in progr
 enum Phase {
     Llm(std::result::Result<Box<LlmResponse>, LlmError>),
     Condense(Result<Condensation>),
-    /// The observations of the tool calls that ran together, in call order.
-    Tools(Vec<(ActionEvent, Observation)>),
+    /// The observations of the tool calls that ran together, in call order, and the
+    /// checkpoints taken before and after them.
+    Tools(Vec<(ActionEvent, Observation)>, Option<step::Around>),
 }
 
 struct InFlight {
@@ -67,6 +68,8 @@ struct Actor {
     store: ConversationStore,
     log: EventLog,
     llm: Arc<dyn Llm>,
+    /// The workspace's checkpoint store (none: actions are not checkpointed).
+    checkpoints: Option<Arc<tandem_checkpoint::Store>>,
     tools: ToolRegistry,
     schemas: Vec<serde_json::Value>,
     context: AgentContext,

@@ -388,6 +388,7 @@ async fn one_interface_drives_a_local_and_a_remote_conversation_alike() {
     let runtime = Runtime {
         llm: Arc::new(tandem_llm::OpenAiChat::new(config).unwrap()),
         tools: Vec::new(),
+        checkpoints: None,
     };
     let store = ConversationStore::new(home.path().join("conversations"));
     let local = Conversation::create(&store, local_options, runtime)

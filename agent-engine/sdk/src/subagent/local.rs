@@ -87,6 +87,7 @@ impl LocalSubAgents {
         let runtime = Runtime {
             llm: Arc::clone(&self.llm),
             tools,
+            checkpoints: None,
         };
         let child = Conversation::create(&self.store, options, runtime)
             .await
@@ -139,6 +140,7 @@ impl LocalSubAgents {
         let runtime = Runtime {
             llm: Arc::clone(&self.llm),
             tools,
+            checkpoints: None,
         };
         let (child, _warnings) = Conversation::open(&self.store, task_id, runtime)
             .await

@@ -304,6 +304,7 @@ async fn responses_reasoning_items_go_back_on_later_turns_and_survive_a_reopen()
         Runtime {
             llm: Arc::new(tandem_llm::OpenAiResponses::new(config).unwrap()),
             tools: vec![s.tool.clone(), Arc::new(FinishTool::new())],
+            checkpoints: None,
         }
     };
     let h = Conversation::create(&s.store, s.options(), runtime())

@@ -70,6 +70,20 @@ pub(super) fn inherited_llm(
 }
 
 impl Registry {
+    /// The checkpoint store of `workspace` (created with it), or `None` when checkpoints are
+    /// off or the store cannot be opened (logged: the agent runs without checkpoints).
+    pub(crate) fn checkpoints(&self, workspace: &Path) -> Option<Arc<tandem_checkpoint::Store>> {
+        let home = self.config.checkpoints_home.as_ref()?;
+        let _ = std::fs::create_dir_all(workspace);
+        match tandem_checkpoint::Store::open(home, workspace) {
+            Ok(store) => Some(store),
+            Err(e) => {
+                tracing::warn!(workspace = %workspace.display(), "checkpoints are off for this workspace: {e}");
+                None
+            }
+        }
+    }
+
     /// What the tools of conversation `id` are made with, the sub-agent service included.
     pub(super) fn tool_env(
         &self,
@@ -119,6 +133,7 @@ impl Registry {
         let runtime = tandem_sdk::Runtime {
             llm: Arc::clone(&parent.llm),
             tools: set.tools.clone(),
+            checkpoints: self.checkpoints(&workspace),
         };
         let handle = Conversation::create(&self.store, options, runtime)
             .await

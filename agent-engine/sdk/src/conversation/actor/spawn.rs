@@ -190,6 +190,7 @@ fn spawn(
         store,
         log,
         llm: runtime.llm,
+        checkpoints: runtime.checkpoints,
         tools,
         context,
         context_warnings,

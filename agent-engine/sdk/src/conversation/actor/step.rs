@@ -1,8 +1,11 @@
 //! The run loop: each step starts one slow part (condensing, an LLM call or a tool) and
 //! handles its result when it is done.
 
+use std::sync::Arc;
+
 use futures::FutureExt;
 use tandem_llm::{Llm, LlmError, LlmRequest, LlmResponse};
+use tandem_protocol::api::CheckpointAuthor;
 use tandem_protocol::{
     Action, ActionEvent, Condensation, ErrorClassification, Event, EventBase, ExecutionStatus,
     Extra, Message, MessageEvent, Observation, ObservationEvent, Source, StreamingDeltaEvent,
@@ -17,6 +20,37 @@ use crate::error::Result;
 use crate::secrets::Masker;
 use crate::stuck::StuckDetector;
 use crate::tool::ToolContext;
+
+/// The checkpoints taken around a batch of actions (`None` where taking one failed: the
+/// failure is logged and the agent goes on).
+pub(super) struct Around {
+    before: Option<tandem_checkpoint::Taken>,
+    after: Option<tandem_checkpoint::Taken>,
+}
+
+/// Takes a checkpoint off the actor's thread: before an action, or after it when `before` is
+/// the tree before it (its changes are then the action's).
+async fn take_checkpoint(
+    store: &Arc<tandem_checkpoint::Store>,
+    before: Option<String>,
+) -> Option<tandem_checkpoint::Taken> {
+    let store = Arc::clone(store);
+    let take = move || match &before {
+        Some(tree) => store.take_since(tree, "after an action"),
+        None => store.take("before an action"),
+    };
+    match tokio::task::spawn_blocking(take).await {
+        Ok(Ok(taken)) => Some(taken),
+        Ok(Err(e)) => {
+            tracing::warn!("checkpoint not taken: {e}");
+            None
+        }
+        Err(e) => {
+            tracing::warn!("checkpoint not taken: {e}");
+            None
+        }
+    }
+}
 
 /// The state-update key of an LLM call's retry announcement.
 pub const LLM_RETRY_KEY: &str = "llm_retry";
@@ -236,6 +270,14 @@ impl Actor {
         }
         let cancel = CancellationToken::new();
         let mut stops_on_pause = false;
+        // Checkpoint around the batch unless every tool in it is read-only.
+        let checkpoints = self.checkpoints.clone().filter(|_| {
+            batch.iter().any(|a| {
+                self.tools
+                    .get(&a.tool_name)
+                    .is_some_and(|t| !t.definition().annotations.read_only)
+            })
+        });
         let mut calls = Vec::with_capacity(batch.len());
         for action_event in batch {
             let (Some(action), Some(tool)) = (
@@ -273,7 +315,16 @@ impl Actor {
         if calls.is_empty() {
             return;
         }
-        let future = async move { Phase::Tools(futures::future::join_all(calls).await) }.boxed();
+        let future = async move {
+            let Some(store) = checkpoints else {
+                return Phase::Tools(futures::future::join_all(calls).await, None);
+            };
+            let before = take_checkpoint(&store, None).await;
+            let results = futures::future::join_all(calls).await;
+            let after = take_checkpoint(&store, before.as_ref().map(|b| b.tree.clone())).await;
+            Phase::Tools(results, Some(Around { before, after }))
+        }
+        .boxed();
         self.inflight = Some(InFlight {
             cancel,
             future,
@@ -322,10 +373,17 @@ impl Actor {
                 self.conversation_error(e.code(), e.to_string(), classification);
                 self.end_run(Some(ExecutionStatus::Error));
             }
-            Phase::Tools(results) => {
+            Phase::Tools(results, around) => {
                 let mut finished = false;
+                let first_action = results.first().map(|(a, _)| a.clone());
+                let mut first_observation = None;
                 for (action, observation) in results {
-                    finished |= self.record_observation(action, observation);
+                    let (done, id) = self.record_observation(action, observation);
+                    finished |= done;
+                    first_observation = first_observation.or(id);
+                }
+                if let (Some(around), Some(action)) = (around, first_action) {
+                    self.record_checkpoints(around, &action, first_observation);
                 }
                 self.after_observations(finished);
             }
@@ -405,8 +463,40 @@ impl Actor {
         }
     }
 
-    /// Records a tool's observation; true when the tool was `finish`.
-    fn record_observation(&mut self, action: ActionEvent, mut observation: Observation) -> bool {
+    /// Records the checkpoints taken around an action: the one before at the action (the
+    /// changes in it since the last checkpoint are someone else's), the one after at its
+    /// observation (the changes are the action's).
+    fn record_checkpoints(
+        &self,
+        around: Around,
+        action: &ActionEvent,
+        observation: Option<String>,
+    ) {
+        let log = tandem_checkpoint::RecordLog::new(&self.shared.dir);
+        let record = |taken: &tandem_checkpoint::Taken, event: &str, author, tool| {
+            if let Err(e) = log.append(taken, event, author, tool) {
+                tracing::warn!(conversation = %self.shared.id, "checkpoint not recorded: {e}");
+            }
+        };
+        if let Some(before) = &around.before {
+            record(before, &action.base.id, CheckpointAuthor::Person, None);
+        }
+        if let (Some(after), Some(observation)) = (&around.after, observation) {
+            record(
+                after,
+                &observation,
+                CheckpointAuthor::Agent,
+                Some(action.tool_name.clone()),
+            );
+        }
+    }
+
+    /// Records a tool's observation; true when the tool was `finish`, and the observation's id.
+    fn record_observation(
+        &mut self,
+        action: ActionEvent,
+        mut observation: Observation,
+    ) -> (bool, Option<String>) {
         if let Some(headline) = self.edited.remove(&action.base.id) {
             note_edit(&mut observation, &headline);
         }
@@ -417,7 +507,7 @@ impl Actor {
             self.masker.mask_json(raw);
         }
         let finished = matches!(action.action, Some(Action::Finish(_)));
-        self.emit(Event::Observation(ObservationEvent {
+        let id = self.emit(Event::Observation(ObservationEvent {
             base: EventBase::new(Source::Environment, Some(action.base.id.clone())),
             tool_name: action.tool_name.clone(),
             tool_call_id: action.tool_call_id.clone(),
@@ -426,7 +516,7 @@ impl Actor {
             extended_content: Vec::new(),
             extra: Extra::new(),
         }));
-        finished
+        (finished, id)
     }
 
     /// Ends the run after `finish` (what is still queued is not run), or after a pause.

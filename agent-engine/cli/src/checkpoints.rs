@@ -1,0 +1,136 @@
+//! `tandem checkpoints ID` and `tandem rewind ID --to EVENT`: a conversation's checkpoints and
+//! the way back, on this machine's conversations (`$TANDEM_HOME`).
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use tandem_checkpoint::{RecordLog, RewindTarget, Store};
+use tandem_protocol::api::{CheckpointAuthor, PathChange, RewindFiles};
+use tandem_sdk::ConversationStore;
+
+/// What `tandem rewind` restores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Restore {
+    /// The workspace's files.
+    Code,
+    /// The conversation's head.
+    Chat,
+    /// Both.
+    Both,
+}
+
+/// The conversation's directory and workspace; fails when another process has it open.
+fn open(
+    store: &ConversationStore,
+    id: &str,
+) -> Result<(std::path::PathBuf, std::path::PathBuf, Vec<String>)> {
+    let (state, _meta, log, loaded) = store.load(id).with_context(|| {
+        format!("conversation {id}: cannot open it (a running `tandem serve` or the desktop app may have it open: rewind through it, POST /api/conversations/{id}/rewind)")
+    })?;
+    let dir = log
+        .dir()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    drop(log);
+    let events = loaded.events.iter().map(|e| e.id().to_owned()).collect();
+    Ok((dir, state.workspace.working_dir.into(), events))
+}
+
+/// `tandem checkpoints ID`: one line per checkpoint that changed something.
+pub fn list(store: &ConversationStore, id: &str) -> Result<()> {
+    let dir = store.dir_for(id)?;
+    if !dir.is_dir() {
+        bail!("no conversation {id} (see `tandem conversations`)");
+    }
+    let records = RecordLog::new(&dir).read()?;
+    if records.is_empty() {
+        println!("no checkpoints: no action that can change files has run in {id}");
+        return Ok(());
+    }
+    for r in records.iter().filter(|r| r.changed()) {
+        let who = match (&r.author, &r.tool_name) {
+            (CheckpointAuthor::Agent, Some(tool)) => tool.clone(),
+            (CheckpointAuthor::Agent, None) => "agent".into(),
+            (CheckpointAuthor::Person, _) => "person".into(),
+            (CheckpointAuthor::Rewind, _) => "rewind".into(),
+        };
+        println!(
+            "{}  event {}  {who}: {} added, {} modified, {} deleted",
+            &r.id[..12.min(r.id.len())],
+            r.event_id,
+            r.added.len(),
+            r.modified.len(),
+            r.deleted.len()
+        );
+        for (mark, paths) in [("+", &r.added), ("~", &r.modified), ("-", &r.deleted)] {
+            for p in paths.iter().take(20) {
+                println!("    {mark} {p}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `tandem rewind ID --to EVENT`.
+pub fn rewind(
+    home: &Path,
+    store: &ConversationStore,
+    id: &str,
+    to: &str,
+    restore: Restore,
+    all: bool,
+    dry_run: bool,
+) -> Result<()> {
+    if restore != Restore::Code {
+        bail!(
+            "--chat and --both need the conversation's head to move (navigate), which this version of `tandem rewind` does not do yet; --code restores the files"
+        );
+    }
+    let (dir, workspace, events) = open(store, id)?;
+    let checkpoints = Store::open(home, &workspace)?;
+    let log = RecordLog::new(&dir);
+    let records = log.read()?;
+    let target = if records
+        .iter()
+        .any(|r| r.id == to || r.id.starts_with(to) && to.len() >= 7)
+    {
+        let full = records
+            .iter()
+            .rev()
+            .find(|r| r.id == to || r.id.starts_with(to))
+            .map(|r| r.id.clone())
+            .unwrap_or_default();
+        RewindTarget::Checkpoint(full)
+    } else {
+        RewindTarget::Event(to.to_owned())
+    };
+    let files = if all {
+        RewindFiles::All
+    } else {
+        RewindFiles::Agent
+    };
+    let answer = tandem_checkpoint::rewind(&checkpoints, &log, &events, &target, files, dry_run)?;
+    if dry_run {
+        print!("{}", answer.diff.as_deref().unwrap_or_default());
+    }
+    let verb = if dry_run { "would" } else { "did" };
+    for r in &answer.restored {
+        let change = match r.change {
+            PathChange::Write => "restore",
+            PathChange::Delete => "delete",
+        };
+        eprintln!("{verb} {change} {}", r.path);
+    }
+    for s in &answer.skipped {
+        eprintln!("skipped {}: {}", s.path, s.reason);
+    }
+    match &answer.undo_checkpoint_id {
+        Some(undo) => eprintln!(
+            "· rewound to checkpoint {} (event {}); undo: tandem rewind {id} --to {undo}",
+            answer.checkpoint_id, answer.event_id
+        ),
+        None => eprintln!("· dry run: nothing written"),
+    }
+    Ok(())
+}

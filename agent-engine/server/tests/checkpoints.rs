@@ -1,0 +1,185 @@
+//! Checkpoints around the agent's actions (whatever tool made the change) and rewind through
+//! REST: the preview, the restore, a person's edit skipped and named, the undo, bad input.
+
+use crate::harness;
+
+use harness::TestServer;
+use serde_json::{Value, json};
+use tandem_testkit::Step;
+
+fn paths(v: &Value) -> Vec<String> {
+    let mut p: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_owned())
+        .collect();
+    p.sort();
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_action_is_checkpointed_and_a_rewind_is_previewed_applied_and_undone() {
+    let t = TestServer::start().await;
+    let ws = t.workspace.clone();
+    let llm = harness::llm(vec![
+        Step::tool_call(
+            "terminal",
+            json!({"command": "printf one > a.txt && printf keep > b.txt"}),
+        ),
+        Step::tool_call(
+            "file_editor",
+            json!({"command": "create", "path": ws.join("c.txt").to_string_lossy(), "file_text": "agent's c\n"}),
+        ),
+        Step::tool_call(
+            "terminal",
+            json!({"command": "rm b.txt && printf two > a.txt"}),
+        ),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
+    std::fs::write(ws.join("mine.txt"), "the person's, from before").unwrap();
+    let id = t.create(&llm, json!({})).await;
+    t.message(&id, "go", true).await;
+    t.wait_status(&id, &["finished"]).await;
+
+    let (s, list) = t.get(&format!("/api/conversations/{id}/checkpoints")).await;
+    assert_eq!(s, 200, "{list}");
+    let changed: Vec<&Value> = list["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["author"] == "agent")
+        .collect();
+    assert_eq!(changed.len(), 3, "{list}");
+    assert_eq!(changed[0]["tool_name"], "terminal");
+    assert_eq!(paths(&changed[0]["added"]), ["a.txt", "b.txt"]);
+    assert_eq!(changed[1]["tool_name"], "file_editor");
+    assert_eq!(paths(&changed[1]["added"]), ["c.txt"]);
+    assert_eq!(paths(&changed[2]["modified"]), ["a.txt"]);
+    assert_eq!(paths(&changed[2]["deleted"]), ["b.txt"]);
+    // Each agent checkpoint belongs to its action's observation.
+    let events = t.events(&id).await;
+    let first_observation = changed[0]["event_id"].as_str().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["id"] == first_observation && e["kind"] == "ObservationEvent")
+    );
+
+    // The person edits c.txt after the agent.
+    std::fs::write(ws.join("c.txt"), "the person's c\n").unwrap();
+
+    let rewind = format!("/api/conversations/{id}/rewind");
+    let (s, preview) = t
+        .post(
+            &rewind,
+            json!({"event_id": first_observation, "dry_run": true}),
+        )
+        .await;
+    assert_eq!(s, 200, "{preview}");
+    assert_eq!(preview["dry_run"], true);
+    assert!(preview["undo_checkpoint_id"].is_null());
+    assert!(
+        preview["diff"].as_str().unwrap().contains("-two"),
+        "{preview}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "two",
+        "a dry run writes nothing"
+    );
+
+    let (s, done) = t
+        .post(&rewind, json!({"event_id": first_observation}))
+        .await;
+    assert_eq!(s, 200, "{done}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "one");
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "keep");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("c.txt")).unwrap(),
+        "the person's c\n",
+        "a person's edit survives the default"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("mine.txt")).unwrap(),
+        "the person's, from before"
+    );
+    let skipped: Vec<&str> = done["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, ["c.txt"], "{done}");
+    assert!(
+        done["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("person")
+    );
+
+    // Undo: exactly the workspace before the rewind.
+    let undo = done["undo_checkpoint_id"].as_str().unwrap();
+    let (s, undone) = t.post(&rewind, json!({"checkpoint_id": undo})).await;
+    assert_eq!(s, 200, "{undone}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "two");
+    assert!(!ws.join("b.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("c.txt")).unwrap(),
+        "the person's c\n"
+    );
+
+    // files: all takes the person's edit back too.
+    let (s, all) = t
+        .post(
+            &rewind,
+            json!({"event_id": first_observation, "files": "all"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{all}");
+    assert!(!ws.join("c.txt").exists());
+
+    // Bad input: named, and the conversation keeps serving.
+    for (body, field) in [
+        (json!({"event_id": "no-such-event"}), "event_id"),
+        (json!({"checkpoint_id": "0000000"}), "checkpoint_id"),
+        (json!({}), "event_id"),
+        (
+            json!({"event_id": first_observation, "restore": "sideways"}),
+            "restore",
+        ),
+    ] {
+        let (s, e) = t.post(&rewind, body.clone()).await;
+        assert_eq!(s, 422, "{body} → {e}");
+        assert!(e.to_string().contains(field), "{body} → {e}");
+    }
+    let (s, _) = t.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(s, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn checkpoints_off_says_so() {
+    let t = TestServer::start_with(|c| c.checkpoints_home = None).await;
+    let llm = harness::llm(vec![
+        Step::tool_call("terminal", json!({"command": "printf x > x.txt"})),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
+    let id = t.create(&llm, json!({})).await;
+    t.message(&id, "go", true).await;
+    t.wait_status(&id, &["finished"]).await;
+    let (s, list) = t.get(&format!("/api/conversations/{id}/checkpoints")).await;
+    assert_eq!(
+        (s, list["checkpoints"].as_array().map(Vec::len)),
+        (200, Some(0))
+    );
+    let events = t.events(&id).await;
+    let any = events[0]["id"].as_str().unwrap();
+    let (s, e) = t
+        .post(
+            &format!("/api/conversations/{id}/rewind"),
+            json!({"event_id": any}),
+        )
+        .await;
+    assert_eq!(s, 409, "{e}");
+    assert!(e.to_string().contains("checkpoints are off"), "{e}");
+}
