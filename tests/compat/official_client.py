@@ -209,6 +209,31 @@ conv.set_title("compat run")
 info = httpx.get(f"{URL}/api/conversations/{cid}", headers={"X-Session-API-Key": KEY}).json()
 check(info.get("title") == "compat run", "set_title is stored", str(info.get("title")))
 
+# navigate and fork (upstream 1.58's branch routes)
+first_obs = next(e for e in conv.state.events if type(e).__name__ == "ObservationEvent")
+conv.navigate_to(first_obs.id)
+info = httpx.get(f"{URL}/api/conversations/{cid}", headers={"X-Session-API-Key": KEY}).json()
+check(info.get("leaf_event_id") == first_obs.id, "navigate_to moves the head", str(info.get("leaf_event_id")))
+try:
+    conv.navigate_to("no-such-event")
+    check(False, "navigate_to an unknown event is refused")
+except httpx.HTTPStatusError as e:
+    check(e.response.status_code == 404, "navigate_to an unknown event is a 404", str(e.response.status_code))
+fork = conv.fork(title="compat fork", tags={"kind": "fork1"}, from_event_id=first_obs.id)
+check(str(fork.id) != cid, "fork makes a new conversation", str(fork.id))
+finfo = httpx.get(f"{URL}/api/conversations/{fork.id}", headers={"X-Session-API-Key": KEY}).json()
+check(str(finfo.get("forked_from_conversation_id")).replace("-", "") == cid.replace("-", ""),
+      "the fork names its source", str(finfo.get("forked_from_conversation_id")))
+check(finfo.get("forked_from_event_id") == first_obs.id, "the fork names its event", str(finfo.get("forked_from_event_id")))
+check(finfo.get("title") == "compat fork" and (finfo.get("tags") or {}).get("kind") == "fork1",
+      "the fork has its title and tags", str((finfo.get("title"), finfo.get("tags"))))
+check(not any("print the token" in t for t in texts(fork, "MessageEvent")), "the fork has the branch up to its event only")
+fork.send_message("continue in the fork")
+fork.run()
+check(status(fork) == "finished", "the fork runs on the source's credentials", status(fork))
+check(any("fork done" in o for o in texts(fork, "ObservationEvent")), "the fork's run finished its task")
+fork.close()
+
 # delete (close() deletes by default)
 conv.close()
 r = httpx.get(f"{URL}/api/conversations/{cid}", headers={"X-Session-API-Key": KEY})

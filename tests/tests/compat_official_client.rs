@@ -47,6 +47,7 @@ fn official_client_drives_tandem_serve() {
             term("echo $MY_TOKEN"),
             finish("secret done"),
             Step::text("I echoed things."),
+            finish("fork done"),
         ])
         .with_no_tools_text("Compat run"),
     );

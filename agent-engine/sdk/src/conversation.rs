@@ -7,6 +7,7 @@
 //! a step is in flight.
 
 mod actor;
+pub mod branch;
 mod client;
 mod handle;
 mod metered;
@@ -191,6 +192,13 @@ pub enum Command {
         /// The value (masked before it is recorded).
         value: serde_json::Value,
         /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Move the head to an event (`None`: the empty tree): the agent continues from there.
+    Navigate {
+        /// The event.
+        event_id: Option<String>,
+        /// Done; `NotFound` for an unknown event, `AlreadyRunning` while the agent runs.
         reply: oneshot::Sender<Result<()>>,
     },
     /// Set the title.

@@ -30,6 +30,7 @@ pub use context::{
     AgentContext, MAX_CONTEXT_FILE_BYTES, PromptVars, Skill, SkillActivation, load_user_skills,
     load_workspace_skills, render_system_prompt, tandem_home, user_skills_dir,
 };
+pub use conversation::branch;
 pub use conversation::{
     Command, Conversation, ConversationClient, ConversationHandle, ConversationOptions,
     ConversationView, LLM_RETRY_KEY, RunState, Runtime, split_edit_note,
@@ -37,7 +38,8 @@ pub use conversation::{
 pub use credentials::{KnownCredentials, MIN_MASKED_LEN, known_credentials};
 pub use error::{AgentContextError, Result, SdkError, SkillError, SkillJsonError, ToolCallError};
 pub use persistence::{
-    ConversationMeta, ConversationStore, EventLog, LoadedLog, atomic_write, unmatched_actions,
+    ConversationMeta, ConversationStore, EventLog, FORKED_AT, FORKED_FROM, ForkOptions, LoadedLog,
+    atomic_write, unmatched_actions,
 };
 pub use remote::{RemoteConversation, RemoteConversationOptions, RemoteError, RemoteWorkspace};
 pub use secrets::{Masker, SECRET_MASK, SecretError, SecretMapError, SecretRegistry, SecretSource};

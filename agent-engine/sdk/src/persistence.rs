@@ -31,4 +31,4 @@ pub use atomic::atomic_write;
 pub use event_log::{EventLog, LoadedLog};
 pub use meta::ConversationMeta;
 pub use recovery::unmatched_actions;
-pub use store::ConversationStore;
+pub use store::{ConversationStore, FORKED_AT, FORKED_FROM, ForkOptions};

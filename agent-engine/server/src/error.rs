@@ -20,6 +20,10 @@ pub enum ApiError {
     /// No such conversation, event, secret or file.
     #[error("Not Found")]
     NotFound,
+    /// Something inside an existing conversation is missing (an event id): 404 naming it, as
+    /// upstream answers its branch routes.
+    #[error("{0}")]
+    Missing(String),
     /// A path outside the workspace.
     #[error("{0}")]
     Forbidden(String),
@@ -70,7 +74,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::NotFound | Self::Missing(_) => StatusCode::NOT_FOUND,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::AlreadyRunning | Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Validation(_) | Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -87,7 +91,7 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::Unauthorized => "unauthorized",
-            Self::NotFound => "not_found",
+            Self::NotFound | Self::Missing(_) => "not_found",
             Self::Forbidden(_) => "outside_workspace",
             Self::AlreadyRunning => "already_running",
             Self::Conflict(_) => "conflict",

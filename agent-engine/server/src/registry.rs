@@ -470,6 +470,37 @@ impl Registry {
     }
 
     /// Writes the PATCH tags of `id`.
+    /// Forks conversation `source` (live, so a key it was given in memory carries over) and
+    /// opens the fork; the fork keeps the source's tags unless `options` gives its own.
+    pub async fn fork(&self, source: &Live, options: tandem_sdk::ForkOptions) -> Result<Arc<Live>> {
+        let store = self.store.clone();
+        let source_id = source.handle.id().to_owned();
+        let forked = tokio::task::spawn_blocking(move || {
+            store.fork(&source_id, &options).map(|id| (id, options))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+        let (id, options) = match forked {
+            Ok(done) => done,
+            Err(tandem_sdk::SdkError::NotFound(what)) if what.starts_with("event ") => {
+                return Err(ApiError::Missing(format!(
+                    "from_event_id: no {what} in this conversation"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let dir = self.store.dir_for(&id)?;
+        match &options.tags {
+            Some(tags) => self.set_tags(&dir, tags)?,
+            None => {
+                if let Ok(bytes) = std::fs::read(source.handle.dir().join(TAGS_FILE)) {
+                    tandem_sdk::atomic_write(&dir.join(TAGS_FILE), &bytes)?;
+                }
+            }
+        }
+        self.get(&tandem_sdk::subagent::dashed(&id)).await
+    }
+
     pub fn set_tags(&self, dir: &Path, tags: &BTreeMap<String, String>) -> Result<()> {
         let bytes = serde_json::to_vec(tags).map_err(|e| ApiError::Internal(e.to_string()))?;
         tandem_sdk::atomic_write(&dir.join(TAGS_FILE), &bytes).map_err(ApiError::from)

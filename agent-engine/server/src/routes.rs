@@ -9,7 +9,10 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
 use axum::routing::{self, MethodRouter};
-use tandem_protocol::api::{CheckpointList, RewindRequest, RewindResponse};
+use tandem_protocol::api::{
+    CheckpointList, ForkConversationRequest, NavigateConversationRequest, RewindRequest,
+    RewindResponse,
+};
 use tandem_protocol::{
     ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse,
     ResponseObject, ResponseRequest, SaveProfileRequest,
@@ -457,7 +460,16 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .body::<RewindRequest>()
             .ok::<RewindResponse>()
             .tandem()
-            .doc("Body RewindRequest {event_id | checkpoint_id, restore: code, files: agent|all, dry_run} → RewindResponse {restored, skipped with reasons, undo_checkpoint_id, diff}: the workspace as it was when that event was recorded. Only paths that differ are written; with files: agent (default) only paths the agent changed since, a person's edits skipped and named. A checkpoint is taken first: rewinding to undo_checkpoint_id undoes the rewind. 409 while the agent runs or without checkpoints; 422 naming event_id or checkpoint_id when unknown."),
+            .doc("Body RewindRequest {event_id | checkpoint_id, restore: code|chat|both, files: agent|all, dry_run} → RewindResponse {restored, skipped with reasons, undo_checkpoint_id, diff}: the workspace as it was when that event was recorded. Only paths that differ are written; with files: agent (default) only paths the agent changed since, a person's edits skipped and named. A checkpoint is taken first: rewinding to undo_checkpoint_id undoes the rewind. chat moves the conversation's head to the event (navigate), both does both. 409 while the agent runs or without checkpoints; 422 naming event_id or checkpoint_id when unknown."),
+        Route::post("/api/conversations/{conversation_id}/fork", checkpoint_routes::fork)
+            .body::<ForkConversationRequest>()
+            .ok::<ConversationInfo>()
+            .creates()
+            .doc("Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore (Tandem)} → 201 ConversationInfo of the fork: idle, the source's events (the branch up to from_event_id when given, its head there), the source's LLM with its key, forked_from_conversation_id/forked_from_event_id set. 404 naming from_event_id when unknown (as upstream); 422 naming the field for a bad id, title or tag key; 409 when the id exists."),
+        Route::post("/api/conversations/{conversation_id}/navigate", checkpoint_routes::navigate)
+            .body::<NavigateConversationRequest>()
+            .ok::<ConversationInfo>()
+            .doc("Body NavigateConversationRequest {event_id|null} → ConversationInfo with the new leaf_event_id: the agent's next run continues from that event (null: the empty tree); every branch stays in the log. 409 while running; 404 naming event_id when unknown (as upstream)."),
     ];
     let secrets_routes = [
         Route::put("/api/settings/secrets", secrets::put)

@@ -183,3 +183,142 @@ async fn checkpoints_off_says_so() {
     assert_eq!(s, 409, "{e}");
     assert!(e.to_string().contains("checkpoints are off"), "{e}");
 }
+
+/// The last agent step's request (title requests carry no tools).
+fn last_agent_request(llm: &tandem_testkit::ScriptedLlmServer) -> String {
+    llm.requests()
+        .into_iter()
+        .rev()
+        .find(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn navigate_and_a_chat_rewind_continue_from_an_earlier_event_and_fork_copies_a_branch_that_runs()
+ {
+    let t = TestServer::start().await;
+    let llm = harness::llm(vec![
+        Step::tool_call("terminal", json!({"command": "printf 1 > one.txt"})),
+        Step::tool_call("finish", json!({"message": "first done"})),
+        Step::tool_call("terminal", json!({"command": "printf 2 > two.txt"})),
+        Step::tool_call("finish", json!({"message": "second done"})),
+        Step::tool_call("finish", json!({"message": "after navigate"})),
+        Step::tool_call("finish", json!({"message": "the fork ran"})),
+        Step::tool_call("finish", json!({"message": "after a chat rewind"})),
+    ]);
+    let id = t.create(&llm, json!({})).await;
+    t.message(&id, "FIRST-TASK", true).await;
+    t.wait_status(&id, &["finished"]).await;
+    t.message(&id, "SECOND-TASK", true).await;
+    t.wait_status(&id, &["finished"]).await;
+    let events = t.events(&id).await;
+    let first_finish = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "finish")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // Navigate: the head moves; the next run sees the first task only.
+    let (s, info) = t
+        .post(
+            &format!("/api/conversations/{id}/navigate"),
+            json!({"event_id": first_finish}),
+        )
+        .await;
+    assert_eq!(s, 200, "{info}");
+    assert_eq!(info["leaf_event_id"], first_finish.as_str());
+    t.message(&id, "THIRD-TASK", true).await;
+    t.wait_status(&id, &["finished"]).await;
+    let request = last_agent_request(&llm);
+    assert!(
+        request.contains("FIRST-TASK") && request.contains("THIRD-TASK"),
+        "{request}"
+    );
+    assert!(
+        !request.contains("SECOND-TASK"),
+        "the other branch is not in the view: {request}"
+    );
+    // Every branch stays in the log.
+    let all = t.events(&id).await;
+    assert!(all.len() > events.len());
+
+    // Fork from the first finish: a new conversation, idle, with the branch up to there,
+    // running on the source's LLM (its key was given in the request, in memory only).
+    let (s, fork) = t
+        .post(
+            &format!("/api/conversations/{id}/fork"),
+            json!({"from_event_id": first_finish, "title": "a fork", "tags": {"topic": "x1"}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{fork}");
+    let fork_id = fork["id"].as_str().unwrap().to_owned();
+    assert_ne!(fork_id, id);
+    assert_eq!(fork["execution_status"], "idle");
+    assert_eq!(fork["title"], "a fork");
+    assert_eq!(fork["forked_from_event_id"], first_finish.as_str());
+    assert_eq!(fork["leaf_event_id"], first_finish.as_str());
+    let copied = t.events(&fork_id).await;
+    assert!(copied.iter().any(|e| e["id"] == first_finish.as_str()));
+    assert!(!copied.iter().any(|e| e.to_string().contains("SECOND-TASK")));
+    t.message(&fork_id, "FORK-TASK", true).await;
+    t.wait_status(&fork_id, &["finished"]).await;
+    let request = last_agent_request(&llm);
+    assert!(
+        request.contains("FORK-TASK") && !request.contains("THIRD-TASK"),
+        "{request}"
+    );
+
+    // A chat rewind is navigate through the rewind route; both restores the files too.
+    let first_obs = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "terminal")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    std::fs::write(t.workspace.join("two.txt"), "2").unwrap();
+    let (s, both) = t
+        .post(
+            &format!("/api/conversations/{id}/rewind"),
+            json!({"event_id": first_obs, "restore": "both", "files": "all"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{both}");
+    assert_eq!(both["leaf_event_id"], first_obs.as_str());
+    assert!(!t.workspace.join("two.txt").exists());
+    let (_, info) = t.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(info["leaf_event_id"], first_obs.as_str());
+
+    // Bad input, named.
+    for (path, body) in [
+        ("navigate", json!({"event_id": "nope"})),
+        ("fork", json!({"from_event_id": "nope"})),
+    ] {
+        let (s, e) = t
+            .post(&format!("/api/conversations/{id}/{path}"), body.clone())
+            .await;
+        assert_eq!(s, 404, "upstream's status: {path} {body} → {e}");
+        assert!(e.to_string().contains("nope"), "{path} {body} → {e}");
+    }
+    for (path, body, field) in [
+        ("fork", json!({"tags": {"Bad Key": "v"}}), "tags"),
+        ("fork", json!({"id": "not-a-uuid"}), "id"),
+        ("fork", json!({"workspace": "restore"}), "workspace"),
+    ] {
+        let (s, e) = t
+            .post(&format!("/api/conversations/{id}/{path}"), body.clone())
+            .await;
+        assert_eq!(s, 422, "{path} {body} → {e}");
+        assert!(e.to_string().contains(field), "{path} {body} → {e}");
+    }
+    let (s, e) = t
+        .post(
+            &format!("/api/conversations/{id}/fork"),
+            json!({"id": fork_id}),
+        )
+        .await;
+    assert_eq!(s, 409, "an existing id: {e}");
+}

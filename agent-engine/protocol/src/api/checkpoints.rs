@@ -161,3 +161,50 @@ pub struct RewindResponse {
     /// Nothing was written.
     pub dry_run: bool,
 }
+
+/// What a fork does with the workspace (Tandem's extension of upstream's fork).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ForkWorkspace {
+    /// The fork works in the source's workspace as it is now (upstream's behaviour).
+    #[default]
+    Keep,
+    /// The workspace is first rewound to the fork's event (`files: agent`), undoably.
+    Restore,
+}
+
+/// `POST /api/conversations/{id}/fork` (upstream 1.58's `ForkConversationRequest`, plus
+/// Tandem's `workspace`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ForkConversationRequest {
+    /// The fork's id (auto-generated if null).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Its title (at most 200 characters).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Its tags (keys lowercase alphanumeric).
+    #[serde(default)]
+    pub tags: Option<std::collections::BTreeMap<String, String>>,
+    /// Cost and token counts start afresh (default true).
+    #[serde(default = "default_true")]
+    pub reset_metrics: bool,
+    /// Fork only the branch up to and including this event, with the fork's head there.
+    #[serde(default)]
+    pub from_event_id: Option<String>,
+    /// Tandem: what happens to the workspace (default `keep`).
+    #[serde(default)]
+    pub workspace: Option<ForkWorkspace>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// `POST /api/conversations/{id}/navigate` (upstream 1.58's `NavigateConversationRequest`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct NavigateConversationRequest {
+    /// The event to make the head; `null` selects the empty tree.
+    #[serde(default)]
+    pub event_id: Option<String>,
+}

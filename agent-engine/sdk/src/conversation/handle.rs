@@ -224,6 +224,13 @@ impl ConversationHandle {
             .await
     }
 
+    /// Moves the conversation's head to `event_id` (`None`: the empty tree): the agent's next
+    /// run sees the branch from the root to that event; every branch stays in the log.
+    pub async fn navigate(&self, event_id: Option<String>) -> Result<()> {
+        self.call(|reply| Command::Navigate { event_id, reply })
+            .await
+    }
+
     /// Sets the title.
     pub async fn set_title(&self, title: String) -> Result<()> {
         self.call(|reply| Command::SetTitle { title, reply }).await

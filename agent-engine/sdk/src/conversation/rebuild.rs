@@ -21,6 +21,9 @@ pub(super) fn apply_update(state: &mut ConversationState, key: &str, value: &ser
                 merge_stats(&mut state.stats, s);
             }
         }
+        crate::conversation::branch::LEAF_KEY => {
+            state.leaf_event_id = value.as_str().map(str::to_owned);
+        }
         "last_user_message_id" => {
             state.last_user_message_id = value.as_str().map(str::to_owned);
         }
@@ -59,13 +62,9 @@ pub(super) fn rebuild(state: &mut ConversationState, events: &[Event]) {
     state.leaf_event_id = leaf_of(events);
 }
 
-/// The id of the last event that is not a state update.
+/// The head: the last event that is not a state update, or where a navigation moved it.
 pub(super) fn leaf_of(events: &[Event]) -> Option<String> {
-    events
-        .iter()
-        .rev()
-        .find(|e| !matches!(e, Event::StateUpdate(_)))
-        .map(|e| e.id().to_owned())
+    crate::conversation::branch::head(events)
 }
 
 /// A short title from the first user message.

@@ -318,3 +318,96 @@ fn redact_secret_values(registry: &mut Value) {
         }
     }
 }
+
+/// How to fork a conversation ([`ConversationStore::fork`]).
+#[derive(Debug, Clone, Default)]
+pub struct ForkOptions {
+    /// The fork's id (dashed UUID); a new one when `None`.
+    pub id: Option<String>,
+    /// Its title (default: the source's).
+    pub title: Option<String>,
+    /// Its tags (default: the source's).
+    pub tags: Option<std::collections::BTreeMap<String, String>>,
+    /// Start cost and token counts afresh (otherwise they are copied).
+    pub reset_metrics: bool,
+    /// Copy only the branch up to and including this event, and put the fork's head there
+    /// (default: the whole conversation).
+    pub from_event_id: Option<String>,
+}
+
+/// The meta field naming the conversation a fork was made from.
+pub const FORKED_FROM: &str = "forked_from_conversation_id";
+/// The meta field naming the event a fork was made at.
+pub const FORKED_AT: &str = "forked_from_event_id";
+
+impl ConversationStore {
+    /// Copies conversation `source` into a new one, idle, with the same events (ids and
+    /// content) and the same agent; its checkpoints' record comes along, so a rewind in the
+    /// fork finds them. Returns the fork's dashed id.
+    pub fn fork(&self, source: &str, options: &ForkOptions) -> Result<String> {
+        let src = self.dir_for(source)?;
+        if !src.is_dir() {
+            return Err(SdkError::NotFound(source.to_owned()));
+        }
+        let mut state: ConversationState = read_json(&src.join(BASE_STATE))?;
+        let source_meta: Option<ConversationMeta> = read_json(&src.join(META)).ok();
+        let loaded = EventLog::read(&src.join(EVENTS))?;
+        let events: Vec<&tandem_protocol::Event> = match &options.from_event_id {
+            Some(e) => crate::conversation::branch::branch_to(&loaded.events, e)
+                .ok_or_else(|| SdkError::NotFound(format!("event {e}")))?,
+            None => loaded.events.iter().collect(),
+        };
+        let id = options
+            .id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        state.id = id.clone();
+        state.execution_status = tandem_protocol::ExecutionStatus::Idle;
+        if options.reset_metrics {
+            state.stats = Default::default();
+        }
+        if let Some(tags) = &options.tags {
+            state.tags = tags.clone();
+        }
+        let now = chrono::Utc::now();
+        let title = options
+            .title
+            .clone()
+            .or_else(|| source_meta.as_ref().and_then(|m| m.title.clone()));
+        let mut meta = ConversationMeta::new(&id, title, now);
+        meta.extra.insert(
+            FORKED_FROM.into(),
+            Value::String(crate::subagent::dashed(source)),
+        );
+        if let Some(e) = &options.from_event_id {
+            meta.extra
+                .insert(FORKED_AT.into(), Value::String(e.clone()));
+        }
+        let (dir, mut log) = self.create(&state, &meta)?;
+        let copied = (|| -> Result<()> {
+            for e in events {
+                let skip = options.reset_metrics
+                    && matches!(e, tandem_protocol::Event::StateUpdate(u) if u.key == "stats");
+                if !skip {
+                    log.append(e)?;
+                }
+            }
+            // Whatever the source's log ended with, the fork starts idle.
+            log.append(&tandem_protocol::Event::state_update(
+                "execution_status",
+                Value::String("idle".into()),
+                None,
+            ))?;
+            if let Ok(records) = std::fs::read(src.join("checkpoints.jsonl")) {
+                atomic_write(&dir.join("checkpoints.jsonl"), &records)?;
+            }
+            Ok(())
+        })();
+        drop(log);
+        if let Err(e) = copied {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+        Ok(id)
+    }
+}

@@ -60,12 +60,24 @@ pub fn parent_of(dir: &Path) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The LLM of the live parent of the conversation in `dir`, for a child being opened.
+fn forked_from(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("meta.json")).ok()?;
+    let meta: ConversationMeta = serde_json::from_str(&text).ok()?;
+    meta.extra
+        .get(tandem_sdk::FORKED_FROM)
+        .and_then(|v| v.as_str())
+        .map(str::to_owned)
+}
+
+/// The LLM of the live parent of the conversation in `dir` (a child's, or the conversation
+/// a fork was made from), for the conversation being opened: a key the parent was given in
+/// memory carries over.
 pub(super) fn inherited_llm(
     dir: &Path,
     live: &HashMap<String, Arc<Live>>,
 ) -> Option<(Arc<dyn Llm>, bool)> {
-    let parent = live.get(&parent_of(dir)?)?;
+    let parent = parent_of(dir).or_else(|| forked_from(dir))?;
+    let parent = live.get(&parent)?;
     Some((Arc::clone(&parent.llm), parent.has_key))
 }
 

@@ -18,6 +18,35 @@ use crate::conversation::rebuild::title_from;
 use crate::error::{Result, SdkError};
 
 impl Actor {
+    /// Moves the head; pending approvals and queued actions of the old head are dropped.
+    fn navigate(&mut self, event_id: Option<String>) -> Result<()> {
+        if self.active {
+            return Err(SdkError::AlreadyRunning);
+        }
+        if let Some(id) = &event_id {
+            let known = shared_view(&self.shared, |v| {
+                v.events
+                    .iter()
+                    .any(|e| e.id() == id && !matches!(e, Event::StateUpdate(_)))
+            });
+            if !known {
+                return Err(SdkError::NotFound(format!("event {id}")));
+            }
+        }
+        self.queue.clear();
+        self.awaiting.clear();
+        let value = event_id.map_or(serde_json::Value::Null, serde_json::Value::String);
+        let leaf = self.leaf();
+        self.emit(Event::state_update(
+            crate::conversation::branch::LEAF_KEY,
+            value,
+            leaf,
+        ));
+        self.set_status(ExecutionStatus::Idle);
+        self.save_state();
+        Ok(())
+    }
+
     pub(super) async fn handle(&mut self, cmd: Command) {
         match cmd {
             Command::SendMessage {
@@ -144,6 +173,9 @@ impl Actor {
                 let leaf = self.leaf();
                 self.emit(Event::state_update(&key, masked, leaf));
                 let _ = reply.send(Ok(()));
+            }
+            Command::Navigate { event_id, reply } => {
+                let _ = reply.send(self.navigate(event_id));
             }
             Command::SetTitle { title, reply } => {
                 let title = self.masker.mask(&title);

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::edit::note_edit;
 use super::{Actor, InFlight, Phase, shared_view};
 use crate::agent::{agent_error, llm_view, propose_actions};
+use crate::conversation::branch::active_branch;
 use crate::error::Result;
 use crate::secrets::Masker;
 use crate::stuck::StuckDetector;
@@ -88,7 +89,9 @@ impl Actor {
             return;
         }
         if stuck_on {
-            let reason = shared_view(&self.shared, |v| StuckDetector.check(&v.events));
+            let reason = shared_view(&self.shared, |v| {
+                StuckDetector.check(&active_branch(&v.events))
+            });
             if let Some(reason) = reason {
                 self.conversation_error(
                     "StuckDetected",
@@ -139,14 +142,15 @@ impl Actor {
                 (Some(_), None) => true,
                 _ => false,
             };
-            let too_long = self.auto_condense && self.condenser.should_condense(&v.events);
+            let too_long =
+                self.auto_condense && self.condenser.should_condense(&active_branch(&v.events));
             (v.events.len(), requested, too_long)
         });
         (requested || too_long || self.overflowed) && self.condense_stalled_at != Some(len)
     }
 
     pub(super) fn start_condense(&mut self) {
-        let events = shared_view(&self.shared, |v| v.events.clone());
+        let events = shared_view(&self.shared, |v| active_branch(&v.events).into_owned());
         let condenser = self.condenser.clone();
         let cancel = CancellationToken::new();
         let token = cancel.clone();
@@ -190,7 +194,7 @@ impl Actor {
     }
 
     fn start_llm_call(&mut self) {
-        let messages = shared_view(&self.shared, |v| llm_view(&v.events));
+        let messages = shared_view(&self.shared, |v| llm_view(&active_branch(&v.events)));
         self.refresh_masker(false);
         let messages = mask_messages(messages, &self.masker);
         let on_delta = self.llm.config().stream.then(|| self.delta_forwarder());
