@@ -8,7 +8,7 @@ import type {
   WireEvent,
   paths,
 } from "./types";
-import type { ApproveEditedRequest, ApproveEditedResponse } from "./tandemTypes";
+import type { ApproveEditedRequest, ApproveEditedResponse, CheckpointList, RewindRequest, RewindResponse } from "./tandemTypes";
 import type { WorkspaceDiff, WorkspaceFile, WorkspaceTree } from "./workspaceTypes";
 
 /** Where a backend is and how to authenticate to it. */
@@ -191,6 +191,18 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
     },
     workspaceDiff(id: string): Promise<WorkspaceDiff> {
       return raw("workspace changes", "GET", `/api/conversations/${enc(id)}/workspace/diff`);
+    },
+    /** Tandem: the workspace's checkpoints, oldest first, with who changed which paths. An upstream server answers 404. */
+    checkpoints(id: string): Promise<CheckpointList> {
+      return raw("checkpoints", "GET", `/api/conversations/${enc(id)}/checkpoints`);
+    },
+    /**
+     * Tandem: the workspace as it was at an event or a checkpoint; with `dry_run` only what would
+     * be written, and the diff. 409 while the agent runs or without checkpoints, 422 for an
+     * unknown event or checkpoint.
+     */
+    rewind(id: string, body: RewindRequest): Promise<RewindResponse> {
+      return raw("rewind", "POST", `/api/conversations/${enc(id)}/rewind`, body);
     },
   };
 }

@@ -11,7 +11,12 @@ import { HandoffNotice } from "../features/browser/HandoffNotice";
 import { createBrowserApi } from "../features/browser/rest";
 import { ChatPane } from "../features/chat/ChatPane";
 import { StatusBar } from "../features/chat/StatusBar";
-import { TimelinePane } from "../features/timeline/TimelinePane";
+import { observationCount } from "../features/rewind/attribution";
+import { RewindDialog } from "../features/rewind/RewindDialog";
+import { RewoundNotice } from "../features/rewind/RewoundNotice";
+import { useCheckpoints } from "../features/rewind/useCheckpoints";
+import { TimelinePane, type TimelineCheckpoints } from "../features/timeline/TimelinePane";
+import type { RewindResponse } from "../api/tandemTypes";
 import { useConversationStream } from "../store/connect";
 import { convKey, useLive, useStreamState, useTimeline } from "../store/live";
 import { pendingApprovals, type TimelineInput } from "../store/timeline";
@@ -65,6 +70,24 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
     if (!desktop && rightTab === "desktop") setRightTab("editor");
   }, [desktop, rightTab]);
   const handoff = useMemo(() => pendingHandoff(state), [state]);
+
+  // Checkpoints (a Tandem server's): what each action changed, and rewinding the files. A host
+  // without them (an upstream server answers 404) shows neither, and no error.
+  const observations = useMemo(() => observationCount(state.items), [state.items]);
+  const checkpoints = useCheckpoints(api, conversationId, observations);
+  const [rewindAt, setRewindAt] = useState<string | null>(null);
+  const [rewound, setRewound] = useState<RewindResponse | null>(null);
+  // A rewind writes files without an event: the editor refreshes on this too.
+  const [filesWritten, setFilesWritten] = useState(0);
+  const refreshCheckpoints = checkpoints.refresh;
+  const filesChanged = useCallback(() => {
+    setFilesWritten((n) => n + 1);
+    refreshCheckpoints();
+  }, [refreshCheckpoints]);
+  const timelineCheckpoints = useMemo<TimelineCheckpoints>(
+    () => ({ byObservation: checkpoints.byObservation, onRewind: checkpoints.canRewind ? setRewindAt : null }),
+    [checkpoints.byObservation, checkpoints.canRewind],
+  );
   const browserApi = useMemo(() => createBrowserApi({ baseUrl: backend.baseUrl, key: backend.key }), [backend.baseUrl, backend.key]);
   const right = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -99,9 +122,29 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
           {handoff && rightTab !== "browser" && (
             <HandoffNotice handoff={handoff} api={browserApi} conversationId={conversationId} onShow={() => setRightTab("browser")} />
           )}
+          {rewound && (
+            <RewoundNotice
+              key={rewound.undo_checkpoint_id ?? rewound.checkpoint_id}
+              api={api} conversationId={conversationId} rewound={rewound} onFilesChanged={filesChanged} onDismiss={() => setRewound(null)} />
+          )}
           <section className="pane grow" data-pane="timeline" aria-label="Timeline" tabIndex={-1}>
-            <TimelinePane state={state} />
+            <TimelinePane state={state} checkpoints={timelineCheckpoints} />
           </section>
+          {rewindAt !== null && (
+            <RewindDialog
+              // A new preview for every row it is opened from.
+              key={rewindAt}
+              api={api}
+              conversationId={conversationId}
+              eventId={rewindAt}
+              onClose={() => setRewindAt(null)}
+              onRewound={(answer) => {
+                setRewindAt(null);
+                setRewound(answer);
+                filesChanged();
+              }}
+            />
+          )}
           <section className="pane" data-pane="chat" aria-label="Chat" tabIndex={-1}>
             <ChatPane api={api} conversationId={conversationId} state={state} dispatch={dispatch} />
           </section>
@@ -138,7 +181,7 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
                   </NotOnThisServer>
                 ) : (
                   <Suspense fallback={<div className="empty">Loading editor…</div>}>
-                    <EditorPane api={api} conversationId={conversationId} eventsSeen={state.items.length} />
+                    <EditorPane api={api} conversationId={conversationId} revision={state.items.length + filesWritten} />
                   </Suspense>
                 )}
               </section>

@@ -59,15 +59,19 @@ function useMonacoTheme(): string {
   return dark ? "vs-dark" : "vs";
 }
 
-export function EditorPane({ api, conversationId, eventsSeen: seen }: { api: Api; conversationId: string; eventsSeen: number }) {
-  const eventsSeen = useSettled(seen, 300);
+/**
+ * `revision` grows whenever the workspace's files may have changed (events arrived, a rewind
+ * wrote files): the tree, the Changes view and an open file without unsaved edits refresh.
+ */
+export function EditorPane({ api, conversationId, revision }: { api: Api; conversationId: string; revision: number }) {
+  const eventsSeen = useSettled(revision, 300);
   const [tab, setTab] = useState<"files" | "changes">("files");
   const tree = useQuery({
     queryKey: ["tree", api.baseUrl, conversationId],
     queryFn: () => api.workspaceTree(conversationId),
     retry: false,
   });
-  // The agent changes files as events arrive: refresh the tree when events come in.
+  // The agent changes files as events arrive: refresh the tree when events come in (or a rewind).
   const refetchTree = tree.refetch;
   useEffect(() => {
     void refetchTree();
@@ -84,7 +88,7 @@ export function EditorPane({ api, conversationId, eventsSeen: seen }: { api: Api
         </button>
       </div>
       {tab === "files" ? (
-        <FilesView api={api} conversationId={conversationId} tree={tree.data?.entries ?? []} treeError={tree.error} />
+        <FilesView api={api} conversationId={conversationId} tree={tree.data?.entries ?? []} treeError={tree.error} revision={eventsSeen} />
       ) : (
         <ChangesView api={api} conversationId={conversationId} eventsSeen={eventsSeen} />
       )}
@@ -92,7 +96,7 @@ export function EditorPane({ api, conversationId, eventsSeen: seen }: { api: Api
   );
 }
 
-function FilesView({ api, conversationId, tree, treeError }: { api: Api; conversationId: string; tree: import("../../api/workspaceTypes").WorkspaceEntry[]; treeError: unknown }) {
+function FilesView({ api, conversationId, tree, treeError, revision }: { api: Api; conversationId: string; tree: import("../../api/workspaceTypes").WorkspaceEntry[]; treeError: unknown; revision: number }) {
   const [open, setOpen] = useState<OpenFile | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [conflict, setConflict] = useState(false);
@@ -140,6 +144,29 @@ function FilesView({ api, conversationId, tree, treeError }: { api: Api; convers
   }
 
   saveRef.current = save;
+
+  // The file on disk may have changed (the agent, a rewind): show it again unless the person has
+  // unsaved edits (those keep the conflict warning of a save).
+  const shown = useRef(revision);
+  useEffect(() => {
+    if (shown.current === revision) return;
+    shown.current = revision;
+    const f = openRef.current;
+    if (!f || f.dirty || f.file.binary) return;
+    let current = true;
+    api.readFile(conversationId, f.path).then(
+      (file) => {
+        const now = openRef.current;
+        if (!current || !now || now.path !== f.path || now.dirty || file.mtime_ms === now.file.mtime_ms) return;
+        setOpen({ ...now, file, text: file.content ?? "" });
+      },
+      // Gone or unreadable now: the tree shows it; saving will say why.
+      () => undefined,
+    );
+    return () => {
+      current = false;
+    };
+  }, [revision, api, conversationId]);
 
   return (
     <div className="files-view">

@@ -1,5 +1,6 @@
 import { fireEvent, render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
+import type { Checkpoint } from "../../api/tandemTypes";
 import type { WireEvent } from "../../api/types";
 import { initialTimeline, timelineReducer } from "../../store/timeline";
 import * as E from "../../test/events";
@@ -21,6 +22,18 @@ describe("timeline rows", () => {
     render(<ItemView item={item!} pending={false} />);
     expect(screen.getByLabelText("Changes to /w/a.py").textContent).toContain("x = 2");
     expect(document.querySelector(".diff-line.del")?.textContent).toContain("x = 1");
+  });
+
+  it("says what an action changed in the workspace when its observation has an agent checkpoint", () => {
+    const a = E.action("echo one > notes.txt");
+    const obs = E.observation(a, "");
+    const [item] = items([a, obs]);
+    const changes: Checkpoint = { id: "c1", event_id: obs.id, tree: "t", author: "agent", added: ["notes.txt"], timestamp: "2026-11-28T05:00:00Z" };
+    render(<ItemView item={item!} pending={false} changes={changes} />);
+    expect(screen.getByText("changed 1 file: 1 added")).toBeTruthy();
+
+    const { container } = render(<ItemView item={item!} pending={false} />);
+    expect(container.querySelector(".changed-files")).toBeNull();
   });
 
   it("names the skills a user message activated", () => {

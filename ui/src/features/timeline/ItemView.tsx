@@ -5,10 +5,12 @@ import { memo } from "react";
 import Markdown from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { assertNever, isKnownEvent, isKnownObservation } from "../../api/kinds";
+import type { Checkpoint } from "../../api/tandemTypes";
 import type { ActionEvent, MessageEvent, ObservationEvent, WireEvent } from "../../api/types";
 import { messageText, type ActionResult, type TimelineItem } from "../../store/timeline";
 import { HANDOFF_TOOL } from "../browser/handoff";
 import { Screenshot } from "../browser/Screenshot";
+import { ChangedFiles } from "../rewind/ChangedFiles";
 import { AnsiText } from "./AnsiText";
 import { actionArguments, actionHeadline, browserControlText, contentText, isObject, LLM_RETRY_KEY, llmRetryDetail, llmRetryText } from "./describe";
 import { FileDiffView } from "./FileDiffView";
@@ -126,7 +128,7 @@ function ResultView({ r }: { r: ActionResult }) {
   }
 }
 
-export function ActionView({ ev, result, pending }: { ev: ActionEvent; result?: ActionResult; pending: boolean }) {
+export function ActionView({ ev, result, pending, changes }: { ev: ActionEvent; result?: ActionResult; pending: boolean; changes?: Checkpoint | undefined }) {
   const thought = contentText(ev.thought);
   const args = actionArguments(ev);
   return (
@@ -149,6 +151,7 @@ export function ActionView({ ev, result, pending }: { ev: ActionEvent; result?: 
       </details>
       {/* finish's observation only echoes the message its headline already shows */}
       {result && !(ev.tool_name === "finish" && result.kind === "ObservationEvent") && <ResultView r={result} />}
+      {changes && <ChangedFiles checkpoint={changes} />}
     </div>
   );
 }
@@ -218,12 +221,16 @@ function OtherView({ ev }: { ev: WireEvent }) {
   }
 }
 
-export const ItemView = memo(function ItemView({ item, pending }: { item: TimelineItem; pending: boolean }) {
+/**
+ * `changes`: the agent checkpoint of the row's observation, when the server keeps checkpoints
+ * (what the action changed in the workspace, whatever its tool).
+ */
+export const ItemView = memo(function ItemView({ item, pending, changes }: { item: TimelineItem; pending: boolean; changes?: Checkpoint | undefined }) {
   switch (item.type) {
     case "message":
       return <MessageView ev={item.event} />;
     case "action":
-      return <ActionView ev={item.event} {...(item.result ? { result: item.result } : {})} pending={pending} />;
+      return <ActionView ev={item.event} {...(item.result ? { result: item.result } : {})} pending={pending} changes={changes} />;
     case "result":
       return (
         <div className="item action orphan">
@@ -231,6 +238,7 @@ export const ItemView = memo(function ItemView({ item, pending }: { item: Timeli
             <span className="tool">{"tool_name" in item.event ? item.event.tool_name : ""}</span>
           </div>
           <ResultView r={item.event} />
+          {changes && <ChangedFiles checkpoint={changes} />}
         </div>
       );
     case "state": {

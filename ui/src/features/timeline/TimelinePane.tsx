@@ -2,7 +2,9 @@
 // variable heights) and stuck to the bottom while the person is at the bottom.
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Virtuoso, type VirtuosoHandle } from "react-virtuoso";
-import type { TimelineState } from "../../store/timeline";
+import type { Checkpoint } from "../../api/tandemTypes";
+import type { TimelineItem, TimelineState } from "../../store/timeline";
+import { observationIdOf, rewindEventIdOf } from "../rewind/attribution";
 import { ALL_KINDS, defaultFilter, filterItems, type KindFilter, type TimelineFilter } from "./filter";
 import { ItemView } from "./ItemView";
 import { follow, SCROLL_KEYS, stickReducer, type StickEvent } from "./stick";
@@ -77,8 +79,40 @@ function StreamingFooter({ context }: { context: StreamingText }) {
 const LIST_COMPONENTS = { Footer: StreamingFooter };
 const LIST_STYLE = { position: "absolute", inset: 0 } as const;
 
+/** What the workspace's checkpoints add to the rows (on a server that keeps them). */
+export interface TimelineCheckpoints {
+  /** The agent's changes, by the id of the observation of the action that made them. */
+  byObservation: ReadonlyMap<string, Checkpoint>;
+  /** Opens the rewind preview for an event; null when the server has nothing to rewind to. */
+  onRewind: ((eventId: string) => void) | null;
+}
+
+const NO_CHECKPOINTS: TimelineCheckpoints = { byObservation: new Map(), onRewind: null };
+
+/** One row: the item, what its action changed, and "Rewind to here". */
+function Row({ item, pending, checkpoints }: { item: TimelineItem; pending: boolean; checkpoints: TimelineCheckpoints }) {
+  const obs = observationIdOf(item);
+  const { onRewind } = checkpoints;
+  return (
+    <div className="timeline-row">
+      <ItemView item={item} pending={pending} changes={obs === undefined ? undefined : checkpoints.byObservation.get(obs)} />
+      {onRewind && (
+        <button
+          type="button"
+          className="rewind-here"
+          aria-label="Rewind to here"
+          title="Rewind the workspace's files to how they were here (shows what would change first)"
+          onClick={() => onRewind(rewindEventIdOf(item))}
+        >
+          ⟲
+        </button>
+      )}
+    </div>
+  );
+}
+
 /** The timeline of one conversation; mount it once per conversation (key it by the conversation). */
-export function TimelinePane({ state }: { state: TimelineState }) {
+export function TimelinePane({ state, checkpoints = NO_CHECKPOINTS }: { state: TimelineState; checkpoints?: TimelineCheckpoints }) {
   const [filter, setFilter] = useState<TimelineFilter>(defaultFilter);
   const items = useMemo(() => filterItems(state.items, filter), [state.items, filter]);
   const pending = useMemo(
@@ -137,7 +171,7 @@ export function TimelinePane({ state }: { state: TimelineState }) {
               setAtBottom(bottom);
             }}
             increaseViewportBy={{ top: 400, bottom: 400 }}
-            itemContent={(_, item) => <ItemView item={item} pending={pending.has(item.id)} />}
+            itemContent={(_, item) => <Row item={item} pending={pending.has(item.id)} checkpoints={checkpoints} />}
             components={LIST_COMPONENTS}
           />
         )}
