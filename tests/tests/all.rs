@@ -10,6 +10,7 @@ mod hostile_agent;
 mod mcp;
 mod orphans;
 mod remote_cli;
+mod rewind_crash;
 mod sandbox;
 mod sandbox_trust;
 mod subagents;

@@ -13,6 +13,9 @@ use crate::error::{CheckpointError, Result};
 use crate::records::RecordLog;
 use crate::store::{Entry, Store};
 
+/// In the name of a file being written: `.NAME.tandem-restore-RANDOM`.
+const TEMP_MARK: &str = ".tandem-restore-";
+
 /// The journal's file in the store.
 const JOURNAL: &str = "restore.json";
 
@@ -89,6 +92,7 @@ impl Store {
             }
         };
         tracing::warn!(store = %self.dir().display(), paths = journal.paths.len(), "finishing a rewind a crash interrupted");
+        self.remove_temp_files(&journal.paths);
         self.finish(journal).map(|_| ())
     }
 
@@ -106,6 +110,31 @@ impl Store {
         std::fs::remove_file(self.journal_path())
             .map_err(|e| CheckpointError::io("remove", self.journal_path(), e))?;
         Ok(Restored { after, failed })
+    }
+
+    /// Removes the temp files a write the crash cut short left beside the journal's paths.
+    fn remove_temp_files(&self, paths: &[RestoredPath]) {
+        let dirs: BTreeSet<PathBuf> = paths
+            .iter()
+            .filter_map(|p| {
+                self.workspace()
+                    .join(&p.path)
+                    .parent()
+                    .map(Path::to_path_buf)
+            })
+            .collect();
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with('.') && name.contains(TEMP_MARK) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
     }
 
     /// Writes and deletes; idempotent, so a journal can be applied again after a crash.
@@ -251,7 +280,7 @@ fn write_entry(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let random = uuid::Uuid::new_v4().simple().to_string();
-    let temp = parent.join(format!(".{name}.tandem-restore-{}", &random[..12]));
+    let temp = parent.join(format!(".{name}{TEMP_MARK}{}", &random[..12]));
     let written = match entry.mode.as_str() {
         "120000" => {
             let target = std::ffi::OsStr::from_bytes(blob);

@@ -698,6 +698,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore (Tandem)} → 201 ConversationInfo of the fork: idle, the source's events (the branch up to from_event_id when given, its head there), the source's LLM with its key, forked_from_conversation_id/forked_from_event_id set. 404 naming from_event_id when unknown (as upstream)
+         * @description Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore (Tandem)} → 201 ConversationInfo of the fork: idle, the source's events (the branch up to from_event_id when given, its head there), the source's LLM with its key, forked_from_conversation_id/forked_from_event_id set. 404 naming from_event_id when unknown (as upstream); 422 naming the field for a bad id, title or tag key; 409 when the id exists.
+         */
+        post: operations["post_api_conversations__conversation_id__fork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/interrupt": {
         parameters: {
             query?: never;
@@ -712,6 +732,26 @@ export interface paths {
          * @description Cancels the in-flight LLM call or tool now.
          */
         post: operations["post_api_conversations__conversation_id__interrupt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/navigate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body NavigateConversationRequest {event_id|null} → ConversationInfo with the new leaf_event_id: the agent's next run continues from that event (null: the empty tree)
+         * @description Body NavigateConversationRequest {event_id|null} → ConversationInfo with the new leaf_event_id: the agent's next run continues from that event (null: the empty tree); every branch stays in the log. 409 while running; 404 naming event_id when unknown (as upstream).
+         */
+        post: operations["post_api_conversations__conversation_id__navigate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -748,8 +788,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Body RewindRequest {event_id | checkpoint_id, restore: code, files: agent|all, dry_run} → RewindResponse {restored, skipped with reasons, undo_checkpoint_id, diff}: the workspace as it was when that event was recorded. Only paths that differ are written
-         * @description Body RewindRequest {event_id | checkpoint_id, restore: code, files: agent|all, dry_run} → RewindResponse {restored, skipped with reasons, undo_checkpoint_id, diff}: the workspace as it was when that event was recorded. Only paths that differ are written; with files: agent (default) only paths the agent changed since, a person's edits skipped and named. A checkpoint is taken first: rewinding to undo_checkpoint_id undoes the rewind. 409 while the agent runs or without checkpoints; 422 naming event_id or checkpoint_id when unknown. (Tandem addition.)
+         * Body RewindRequest {event_id | checkpoint_id, restore: code|chat|both, files: agent|all, dry_run} → RewindResponse {restored, skipped with reasons, undo_checkpoint_id, diff}: the workspace as it was when that event was recorded. Only paths that differ are written
+         * @description Body RewindRequest {event_id | checkpoint_id, restore: code|chat|both, files: agent|all, dry_run} → RewindResponse {restored, skipped with reasons, undo_checkpoint_id, diff}: the workspace as it was when that event was recorded. Only paths that differ are written; with files: agent (default) only paths the agent changed since, a person's edits skipped and named. A checkpoint is taken first: rewinding to undo_checkpoint_id undoes the rewind. chat moves the conversation's head to the event (navigate), both does both. 409 while the agent runs or without checkpoints; 422 naming event_id or checkpoint_id when unknown. (Tandem addition.)
          */
         post: operations["post_api_conversations__conversation_id__rewind"];
         delete?: never;
@@ -2476,6 +2516,30 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @description `POST /api/conversations/{id}/fork` (upstream 1.58's `ForkConversationRequest`, plus
+         *     Tandem's `workspace`).
+         */
+        ForkConversationRequest: {
+            /** @description Fork only the branch up to and including this event, with the fork's head there. */
+            from_event_id?: string | null;
+            /** @description The fork's id (auto-generated if null). */
+            id?: string | null;
+            /** @description Cost and token counts start afresh (default true). */
+            reset_metrics?: boolean;
+            /** @description Its tags (keys lowercase alphanumeric). */
+            tags?: {
+                [key: string]: string;
+            } | null;
+            /** @description Its title (at most 200 characters). */
+            title?: string | null;
+            workspace?: components["schemas"]["ForkWorkspace"] | null;
+        };
+        /**
+         * @description What a fork does with the workspace (Tandem's extension of upstream's fork).
+         * @enum {string}
+         */
+        ForkWorkspace: "keep" | "restore";
         /** @description Find files by name pattern. The `glob` tool's input. */
         GlobAction: {
             /**
@@ -2857,6 +2921,11 @@ export interface components {
             data: components["schemas"]["ModelEntry"][];
             /** @description `list`. */
             object: string;
+        };
+        /** @description `POST /api/conversations/{id}/navigate` (upstream 1.58's `NavigateConversationRequest`). */
+        NavigateConversationRequest: {
+            /** @description The event to make the head; `null` selects the empty tree. */
+            event_id?: string | null;
         };
         /** @description What a tool returned (`ObservationEvent.observation`). Discriminated by `kind`. A server may send a `kind` not listed here (a newer or an upstream server's); such an object is kept verbatim, and a client shows it generically. */
         Observation: components["schemas"]["TerminalObservation"] | components["schemas"]["FileEditorObservation"] | components["schemas"]["TaskTrackerObservation"] | components["schemas"]["ThinkObservation"] | components["schemas"]["FinishObservation"] | components["schemas"]["BrowserObservation"] | components["schemas"]["TaskObservation"] | components["schemas"]["GlobObservation"] | components["schemas"]["GrepObservation"] | components["schemas"]["McpToolObservation"];
@@ -5243,6 +5312,60 @@ export interface operations {
             };
         };
     };
+    post_api_conversations__conversation_id__fork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkConversationRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationInfo"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationInfo"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
     post_api_conversations__conversation_id__interrupt: {
         parameters: {
             query?: never;
@@ -5270,6 +5393,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_conversations__conversation_id__navigate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NavigateConversationRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationInfo"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
         };
