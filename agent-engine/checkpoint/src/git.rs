@@ -5,6 +5,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use nix::sys::signal::Signal;
+
 use crate::error::{CheckpointError, Result};
 
 /// Settings every command runs with, whatever the machine's git config says.
@@ -42,7 +44,8 @@ impl Git {
         self.store.join("git")
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    /// git with nothing of the host's environment but `PATH`, and no user or system config.
+    fn bare_command(&self) -> Command {
         let mut c = Command::new("git");
         c.env_clear();
         if let Some(path) = std::env::var_os("PATH") {
@@ -50,11 +53,16 @@ impl Git {
         }
         c.env("HOME", &self.store)
             .env("LC_ALL", "C")
-            .env("GIT_DIR", self.git_dir())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        c
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = self.bare_command();
+        c.env("GIT_DIR", self.git_dir())
             .env("GIT_WORK_TREE", &self.workspace)
             .env("GIT_INDEX_FILE", self.store.join("index"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_LITERAL_PATHSPECS", "1")
             .env("GIT_AUTHOR_NAME", "Tandem")
             .env("GIT_AUTHOR_EMAIL", "checkpoints@tandem.invalid")
@@ -94,7 +102,7 @@ impl Git {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        let mut child = c.spawn().map_err(CheckpointError::NoGit)?;
+        let mut child = spawn(c)?;
         if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
             // A writer thread: git may fill its stdout before it reads all its input.
             let bytes = bytes.to_vec();
@@ -116,6 +124,22 @@ impl Git {
         Ok(String::from_utf8_lossy(&out).trim().to_owned())
     }
 
+    /// Removes the lock files a git killed mid-command left (its owner died). Only called
+    /// under the store's lock, when no git of this store runs.
+    pub fn clear_stale_locks(&self) {
+        let dir = self.git_dir();
+        for lock in [
+            self.store.join("index.lock"),
+            dir.join("refs/tandem/checkpoints.lock"),
+            dir.join("HEAD.lock"),
+            dir.join("config.lock"),
+        ] {
+            if std::fs::remove_file(&lock).is_ok() {
+                tracing::warn!(lock = %lock.display(), "removed a lock a stopped git left");
+            }
+        }
+    }
+
     /// Whether the store's repository exists.
     pub fn exists(&self) -> bool {
         self.git_dir().join("HEAD").is_file()
@@ -126,16 +150,15 @@ impl Git {
         std::fs::create_dir_all(&self.store)
             .map_err(|e| CheckpointError::io("create", &self.store, e))?;
         let dir = self.git_dir();
-        let dir = dir.to_string_lossy();
-        let mut c = Command::new("git");
-        c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.store)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .args(["init", "--quiet", "--bare", &dir])
-            .stdin(Stdio::null());
-        let out = c.output().map_err(CheckpointError::NoGit)?;
+        let mut c = self.bare_command();
+        c.args(["init", "--quiet", "--bare"])
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = spawn(c)?
+            .wait_with_output()
+            .map_err(CheckpointError::NoGit)?;
         if !out.status.success() {
             return Err(self.failed(&["init", "--bare"], &out.stderr));
         }
@@ -154,7 +177,7 @@ impl Git {
         c.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = c.spawn().map_err(CheckpointError::NoGit)?;
+        let mut child = spawn(c)?;
         let mut input = String::new();
         for id in ids {
             input.push_str(id);
@@ -197,6 +220,13 @@ impl Git {
         let _ = child.wait();
         Ok(blobs)
     }
+}
+
+/// Starts a git contained like every child of Tandem: a process group of its own and a
+/// parent-death SIGTERM (on which git removes its lock files), so none outlives the server.
+fn spawn(c: Command) -> Result<std::process::Child> {
+    tandem_process::spawn_std(c, tandem_process::Isolation::Group, Signal::SIGTERM)
+        .map_err(CheckpointError::NoGit)
 }
 
 /// Splits NUL-separated git output.

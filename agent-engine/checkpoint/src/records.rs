@@ -38,23 +38,12 @@ impl RecordLog {
         author: CheckpointAuthor,
         tool_name: Option<String>,
     ) -> Result<Checkpoint> {
-        let record = Checkpoint {
-            id: taken.commit.clone(),
-            event_id: event_id.to_owned(),
-            tree: taken.tree.clone(),
-            author,
-            tool_name,
-            added: taken.changes.added.clone(),
-            modified: taken.changes.modified.clone(),
-            deleted: taken.changes.deleted.clone(),
-            ignored: taken.ignored.clone(),
-            timestamp: tandem_protocol::now_timestamp(),
-        };
+        let record = taken.record(event_id, author, tool_name);
         self.append_record(&record)?;
         Ok(record)
     }
 
-    pub(crate) fn append_record(&self, record: &Checkpoint) -> Result<()> {
+    fn append_record(&self, record: &Checkpoint) -> Result<()> {
         let mut line = serde_json::to_vec(record).map_err(|e| CheckpointError::Corrupt {
             path: self.path.clone(),
             detail: e.to_string(),

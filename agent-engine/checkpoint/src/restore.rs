@@ -105,7 +105,7 @@ impl Store {
             .map(|p| RecordLog::new(p.parent().unwrap_or(Path::new("."))));
         let after = match records {
             Some(log) => log.append(&taken, &journal.event_id, CheckpointAuthor::Rewind, None)?,
-            None => RecordLog::new(self.dir()).record_of(&taken, &journal.event_id),
+            None => taken.record(&journal.event_id, CheckpointAuthor::Rewind, None),
         };
         std::fs::remove_file(self.journal_path())
             .map_err(|e| CheckpointError::io("remove", self.journal_path(), e))?;
@@ -213,25 +213,6 @@ pub fn recover_all(home: &Path) -> Vec<(PathBuf, Result<()>)> {
         out.push((dir, result));
     }
     out
-}
-
-impl RecordLog {
-    /// A record of `taken` that is not written anywhere (a restore recovered without a
-    /// conversation to record it in).
-    fn record_of(&self, taken: &crate::store::Taken, event_id: &str) -> Checkpoint {
-        Checkpoint {
-            id: taken.commit.clone(),
-            event_id: event_id.to_owned(),
-            tree: taken.tree.clone(),
-            author: CheckpointAuthor::Rewind,
-            tool_name: None,
-            added: taken.changes.added.clone(),
-            modified: taken.changes.modified.clone(),
-            deleted: taken.changes.deleted.clone(),
-            ignored: taken.ignored.clone(),
-            timestamp: tandem_protocol::now_timestamp(),
-        }
-    }
 }
 
 /// Removes the directories above `path` that are empty now, up to (not including) `root`.

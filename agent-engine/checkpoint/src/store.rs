@@ -70,6 +70,29 @@ pub(crate) struct Entry {
 /// A nested repository's entry in a tree.
 pub(crate) const GITLINK: &str = "160000";
 
+impl Taken {
+    /// Its record, at `event_id`, with its changes ascribed to `author`.
+    pub fn record(
+        &self,
+        event_id: &str,
+        author: tandem_protocol::api::CheckpointAuthor,
+        tool_name: Option<String>,
+    ) -> tandem_protocol::api::Checkpoint {
+        tandem_protocol::api::Checkpoint {
+            id: self.commit.clone(),
+            event_id: event_id.to_owned(),
+            tree: self.tree.clone(),
+            author,
+            tool_name,
+            added: self.changes.added.clone(),
+            modified: self.changes.modified.clone(),
+            deleted: self.changes.deleted.clone(),
+            ignored: self.ignored.clone(),
+            timestamp: tandem_protocol::now_timestamp(),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Head {
     pub commit: Option<String>,
@@ -144,6 +167,7 @@ impl Store {
         });
         {
             let _lock = store.lock()?;
+            store.git.clear_stale_locks();
             store.prepare()?;
             store.recover_locked()?;
         }
