@@ -140,6 +140,11 @@ impl Git {
         }
     }
 
+    /// Forgets the store's index; the next `add` hashes the whole workspace again.
+    pub fn drop_index(&self) {
+        let _ = std::fs::remove_file(self.store.join("index"));
+    }
+
     /// Whether the store's repository exists.
     pub fn exists(&self) -> bool {
         self.git_dir().join("HEAD").is_file()

@@ -193,6 +193,9 @@ impl Store {
             if self.git.store.exists() {
                 tracing::warn!(store = %self.git.store.display(), "the checkpoint store's repository is missing: starting a new one (older checkpoints are lost)");
             }
+            // The index names objects of the lost repository: a file whose stat data still
+            // matches would not be hashed again and the tree could not be written.
+            self.git.drop_index();
             self.git.init()?;
             std::fs::write(
                 self.git.store.join("workspace"),
@@ -305,6 +308,19 @@ impl Store {
     }
 
     fn write_tree(&self) -> Result<String> {
+        match self.add_and_write_tree() {
+            // The index names objects the repository no longer has (objects removed or
+            // damaged under us): rebuild it from the workspace once.
+            Err(CheckpointError::Git { stderr, .. }) if stderr.contains("invalid object") => {
+                tracing::warn!(store = %self.git.store.display(), "the checkpoint index names missing objects: rebuilding it");
+                self.git.drop_index();
+                self.add_and_write_tree()
+            }
+            other => other,
+        }
+    }
+
+    fn add_and_write_tree(&self) -> Result<String> {
         // --ignore-errors: an unreadable file is left out, not the whole checkpoint.
         self.git
             .run(&["add", "--all", "--ignore-errors", "--", "."])
