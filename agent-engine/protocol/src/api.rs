@@ -686,6 +686,34 @@ pub struct FileDiff {
     pub binary: bool,
 }
 
+/// `POST /api/conversations/{id}/workspace/reject-hunk` (Tandem): takes one hunk of a file's
+/// changes back out of the file, and tells the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RejectHunkRequest {
+    /// The file, relative to the workspace root (as in the diff).
+    pub path: String,
+    /// The hunk as the diff shows it, from its `@@ -a,b +c,d @@` line to the line before the
+    /// next hunk; a hunk no longer in the file's diff answers 409.
+    pub hunk: String,
+    /// Why (told to the agent with the hunk).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// What a rejected hunk did (Tandem).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RejectHunkResponse {
+    /// The file.
+    pub path: String,
+    /// Whether the file still exists (rejecting all of an added file removes it).
+    pub exists: bool,
+    /// The file's size and modification time after the revert (when it exists).
+    #[serde(default)]
+    pub file: Option<WorkspaceFile>,
+    /// Whether the agent was told (a message it reads at its next step).
+    pub agent_told: bool,
+}
+
 /// `GET /api/conversations/{id}/workspace/diff` (Tandem): changes since the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WorkspaceDiff {

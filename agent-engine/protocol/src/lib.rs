@@ -76,12 +76,12 @@ pub use api::{
     ChatCompletionResponse, ChatMessage, ChatUsage, ConfirmationResponseRequest, ConversationInfo,
     ConversationPage, CreateSecretRequest, DeletedResponse, ErrorResponse, EventPage,
     ExecuteBashRequest, FileDiff, FileUploadResponse, ModelEntry, ModelList, OpenAiError,
-    OpenAiErrorResponse, PtyClientFrame, PtyServerFrame, RuntimeInfo, SecretInfo, SecretList,
-    SendMessageRequest, ServerInfo, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest,
-    SocketAuthFrame, StartConversationRequest, StatusResponse, SuccessResponse,
-    UpdateConversationRequest, UpdateSecretsRequest, ValidationErrorItem, ValidationErrorResponse,
-    VncServerFrame, WorkspaceDiff, WorkspaceEntry, WorkspaceFile, WorkspaceTree,
-    WriteWorkspaceFileRequest,
+    OpenAiErrorResponse, PtyClientFrame, PtyServerFrame, RejectHunkRequest, RejectHunkResponse,
+    RuntimeInfo, SecretInfo, SecretList, SendMessageRequest, ServerInfo,
+    SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SocketAuthFrame,
+    StartConversationRequest, StatusResponse, SuccessResponse, UpdateConversationRequest,
+    UpdateSecretsRequest, ValidationErrorItem, ValidationErrorResponse, VncServerFrame,
+    WorkspaceDiff, WorkspaceEntry, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
 };
 pub use api::{
     BrowserClientFrame, BrowserDriver, BrowserHandoff, BrowserServerFrame, BrowserState,

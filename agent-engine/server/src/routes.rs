@@ -21,11 +21,12 @@ use tandem_protocol::{
     AgentResponse, ApproveEditedRequest, ApproveEditedResponse, AskAgentRequest, BashEvent,
     BashEventPage, ChatCompletionRequest, ChatCompletionResponse, ConfirmationResponseRequest,
     ConversationInfo, ConversationPage, CreateSecretRequest, DeletedResponse, Event, EventPage,
-    ExecuteBashRequest, FileUploadResponse, ModelList, PtyClientFrame, PtyServerFrame, SecretInfo,
-    SecretList, SendMessageRequest, ServerInfo, SetConfirmationPolicyRequest,
-    SetSecurityAnalyzerRequest, SocketAuthFrame, StartConversationRequest, StatusResponse,
-    SuccessResponse, UpdateConversationRequest, UpdateSecretsRequest, VncServerFrame,
-    WorkspaceDiff, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
+    ExecuteBashRequest, FileUploadResponse, ModelList, PtyClientFrame, PtyServerFrame,
+    RejectHunkRequest, RejectHunkResponse, SecretInfo, SecretList, SendMessageRequest, ServerInfo,
+    SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SocketAuthFrame,
+    StartConversationRequest, StatusResponse, SuccessResponse, UpdateConversationRequest,
+    UpdateSecretsRequest, VncServerFrame, WorkspaceDiff, WorkspaceFile, WorkspaceTree,
+    WriteWorkspaceFileRequest,
 };
 use tandem_protocol::{BrowserClientFrame, BrowserServerFrame, BrowserState, HandBackRequest};
 use utoipa::ToSchema;
@@ -450,6 +451,11 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .ok::<WorkspaceDiff>()
             .tandem()
             .doc("WorkspaceDiff: unified diffs of everything changed since the conversation started."),
+        Route::post("/api/conversations/{conversation_id}/workspace/reject-hunk", workspace::reject_hunk)
+            .body::<RejectHunkRequest>()
+            .ok::<RejectHunkResponse>()
+            .tandem()
+            .doc("Body RejectHunkRequest {path, hunk (as the diff shows it), reason?} → RejectHunkResponse: that hunk alone is reverted on disk (all of an added file: the file is removed) and the agent reads at its next step which hunk was rejected and why. 409 when the hunk is no longer in the file's diff; 422 naming the field for a malformed path or hunk, a reason over 4000 characters, or a binary file; 403 outside the workspace."),
     ];
     let checkpoint_routes = [
         Route::get("/api/conversations/{conversation_id}/checkpoints", checkpoint_routes::list)

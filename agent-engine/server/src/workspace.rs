@@ -14,8 +14,8 @@ use axum::extract::{Path as UrlPath, State};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tandem_protocol::{
-    FileDiff, WorkspaceDiff, WorkspaceEntry, WorkspaceFile, WorkspaceTree,
-    WriteWorkspaceFileRequest,
+    FileDiff, Message, RejectHunkRequest, RejectHunkResponse, WorkspaceDiff, WorkspaceEntry,
+    WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
 };
 
 use crate::AppState;
@@ -23,6 +23,7 @@ use crate::error::{ApiError, Result};
 use crate::extract::{ApiJson, QueryMap, conversation_id};
 
 mod paths;
+mod review;
 
 pub use paths::{PathArg, confine, existing_file, writable_file};
 
@@ -375,4 +376,117 @@ pub async fn workspace_diff(
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(Json(d))
+}
+
+/// `POST /api/conversations/{id}/workspace/reject-hunk`: reverts one hunk of a file's diff
+/// against the baseline and tells the agent which hunk and why.
+pub async fn reject_hunk(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+    ApiJson(req): ApiJson<RejectHunkRequest>,
+) -> Result<Json<RejectHunkResponse>> {
+    let cid = conversation_id(&id)?;
+    let live = state.registry.get(&cid).await?;
+    let (root, dir) = (live.workspace.clone(), live.handle.dir().to_path_buf());
+    if req
+        .reason
+        .as_ref()
+        .is_some_and(|r| r.chars().count() > review::MAX_REASON_CHARS)
+    {
+        return Err(ApiError::field(
+            &["body", "reason"],
+            "value_error",
+            format!(
+                "the reason is longer than {} characters",
+                review::MAX_REASON_CHARS
+            ),
+            Value::Null,
+        ));
+    }
+    if !req.hunk.starts_with("@@") {
+        return Err(ApiError::field(
+            &["body", "hunk"],
+            "value_error",
+            "a hunk starts with its `@@ -a,b +c,d @@` line",
+            Value::from(req.hunk.chars().take(80).collect::<String>()),
+        ));
+    }
+    let arg = PathArg::new(&req.path, &["body", "path"]);
+    let path = confine(&root, arg)?;
+    writable_file(arg, &path).await?;
+    let root_c = root.canonicalize().map_err(|_| ApiError::NotFound)?;
+    let shown = rel(&root_c, &path);
+    let (req2, path2, shown2) = (req.clone(), path.clone(), shown.clone());
+    let exists = tokio::task::spawn_blocking(move || -> Result<bool> {
+        let base = Baseline::load(&dir).unwrap_or_default();
+        let old = match base.files.get(&shown2) {
+            Some(BaselineFile { text: Some(t), .. }) => Some(t.clone()),
+            Some(_) => {
+                return Err(ApiError::Unprocessable(format!(
+                    "`{shown2}` was binary or over 1 MB when the conversation started; its hunks cannot be rejected (rewind to a checkpoint instead)"
+                )));
+            }
+            None => None,
+        };
+        let new = review::current_text(&path2, &shown2)?;
+        let reverted = review::revert_hunk(
+            old.as_deref().unwrap_or(""),
+            new.as_deref().unwrap_or(""),
+            &req2.hunk,
+        )
+        .ok_or_else(|| {
+            ApiError::Conflict(format!(
+                "that hunk is no longer in the changes of `{shown2}` (the file changed since it was shown); reload the changes"
+            ))
+        })?;
+        if old.is_none() && reverted.is_empty() {
+            // All of a file the agent added: it goes.
+            if new.is_some() {
+                std::fs::remove_file(&path2).map_err(|e| arg_io(&req2.path, "removing", &e))?;
+            }
+            return Ok(false);
+        }
+        if let Some(parent) = path2.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| arg_io(&req2.path, "creating the folders of", &e))?;
+        }
+        std::fs::write(&path2, reverted.as_bytes()).map_err(|e| arg_io(&req2.path, "writing", &e))?;
+        Ok(true)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))??;
+    let told = live
+        .handle
+        .send_message(
+            Message::user(review::agent_message(
+                &shown,
+                &req.hunk,
+                req.reason.as_deref(),
+            )),
+            false,
+        )
+        .await;
+    if let Err(e) = &told {
+        tracing::warn!(conversation = %cid, "telling the agent about a rejected hunk: {e}");
+    }
+    let file = match tokio::fs::metadata(&path).await {
+        Ok(meta) if exists => Some(WorkspaceFile {
+            path: shown.clone(),
+            size: meta.len(),
+            mtime_ms: mtime_ms(&meta),
+            binary: false,
+            content: None,
+        }),
+        _ => None,
+    };
+    Ok(Json(RejectHunkResponse {
+        path: shown,
+        exists,
+        file,
+        agent_told: told.is_ok(),
+    }))
+}
+
+fn arg_io(raw: &str, doing: &str, e: &std::io::Error) -> ApiError {
+    PathArg::new(raw, &["body", "path"]).io_error(doing, e)
 }

@@ -902,6 +902,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/workspace/reject-hunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body RejectHunkRequest {path, hunk (as the diff shows it), reason?} → RejectHunkResponse: that hunk alone is reverted on disk (all of an added file: the file is removed) and the agent reads at its next step which hunk was rejected and why. 409 when the hunk is no longer in the file's diff
+         * @description Body RejectHunkRequest {path, hunk (as the diff shows it), reason?} → RejectHunkResponse: that hunk alone is reverted on disk (all of an added file: the file is removed) and the agent reads at its next step which hunk was rejected and why. 409 when the hunk is no longer in the file's diff; 422 naming the field for a malformed path or hunk, a reason over 4000 characters, or a binary file; 403 outside the workspace. (Tandem addition.)
+         */
+        post: operations["post_api_conversations__conversation_id__workspace_reject_hunk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/workspace/tree": {
         parameters: {
             query?: never;
@@ -3076,6 +3096,31 @@ export interface components {
             detail: string;
             /** @enum {string} */
             type: "error";
+        };
+        /**
+         * @description `POST /api/conversations/{id}/workspace/reject-hunk` (Tandem): takes one hunk of a file's
+         *     changes back out of the file, and tells the agent.
+         */
+        RejectHunkRequest: {
+            /**
+             * @description The hunk as the diff shows it, from its `@@ -a,b +c,d @@` line to the line before the
+             *     next hunk; a hunk no longer in the file's diff answers 409.
+             */
+            hunk: string;
+            /** @description The file, relative to the workspace root (as in the diff). */
+            path: string;
+            /** @description Why (told to the agent with the hunk). */
+            reason?: string | null;
+        };
+        /** @description What a rejected hunk did (Tandem). */
+        RejectHunkResponse: {
+            /** @description Whether the agent was told (a message it reads at its next step). */
+            agent_told: boolean;
+            /** @description Whether the file still exists (rejecting all of an added file removes it). */
+            exists: boolean;
+            file?: components["schemas"]["WorkspaceFile"] | null;
+            /** @description The file. */
+            path: string;
         };
         /** @description Why a response failed. */
         ResponseError: {
@@ -5724,6 +5769,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkspaceFile"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_conversations__conversation_id__workspace_reject_hunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RejectHunkRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RejectHunkResponse"];
                 };
             };
             /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
