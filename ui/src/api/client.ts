@@ -8,7 +8,15 @@ import type {
   WireEvent,
   paths,
 } from "./types";
-import type { ApproveEditedRequest, ApproveEditedResponse, CheckpointList, RewindRequest, RewindResponse } from "./tandemTypes";
+import type {
+  ApproveEditedRequest,
+  ApproveEditedResponse,
+  CheckpointList,
+  RejectHunkRequest,
+  RejectHunkResponse,
+  RewindRequest,
+  RewindResponse,
+} from "./tandemTypes";
 import type { WorkspaceDiff, WorkspaceFile, WorkspaceTree } from "./workspaceTypes";
 
 /** Where a backend is and how to authenticate to it. */
@@ -191,6 +199,15 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
     },
     workspaceDiff(id: string): Promise<WorkspaceDiff> {
       return raw("workspace changes", "GET", `/api/conversations/${enc(id)}/workspace/diff`);
+    },
+    /**
+     * Tandem: reverts one hunk of a file's changes on disk (all of an added file removes it) and
+     * tells the agent at its next step which hunk and why. `hunk` is the hunk as the file's
+     * `workspaceDiff` shows it; 409 when it is no longer there (the file changed), 422 naming
+     * the field for a malformed hunk, a long reason or a binary file.
+     */
+    rejectHunk(id: string, body: RejectHunkRequest): Promise<RejectHunkResponse> {
+      return raw("reject the hunk", "POST", `/api/conversations/${enc(id)}/workspace/reject-hunk`, body);
     },
     /** Tandem: the workspace's checkpoints, oldest first, with who changed which paths. An upstream server answers 404. */
     checkpoints(id: string): Promise<CheckpointList> {

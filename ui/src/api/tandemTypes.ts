@@ -1,4 +1,4 @@
-// Shapes of Tandem's own event, checkpoint and rewind routes that upstream's OpenAPI document does not contain,
+// Shapes of Tandem's own event, checkpoint, rewind, review and fork routes that upstream's OpenAPI document does not contain,
 // generated from our server's document (ui/openapi.tandem.json into tandem.gen.ts); this file
 // only gives them their short names.
 import type { components } from "./tandem.gen";
@@ -9,6 +9,8 @@ export type ApproveEditedRequest = Schemas["ApproveEditedRequest"];
 export type ApproveEditedResponse = Schemas["ApproveEditedResponse"];
 export type Checkpoint = Schemas["Checkpoint"];
 export type CheckpointList = Schemas["CheckpointList"];
+export type RejectHunkRequest = Schemas["RejectHunkRequest"];
+export type RejectHunkResponse = Schemas["RejectHunkResponse"];
 export type RewindFiles = Schemas["RewindFiles"];
 export type RewindRequest = Schemas["RewindRequest"];
 export type RewindResponse = Schemas["RewindResponse"];

@@ -1,13 +1,16 @@
 // Files of the conversation's workspace: a tree, Monaco to edit and save (with a conflict
 // warning when the file changed on disk since it was opened), and a "Changes" view with
-// Monaco's diff editor of everything changed since the conversation started.
+// Monaco's diff editor of everything changed since the conversation started, with each file's
+// hunks to accept or reject (HunkReview).
 import Editor, { DiffEditor, type DiffEditorProps, type MonacoDiffEditor } from "@monaco-editor/react";
-import { useQuery } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useCallback, useEffect, useRef, useState } from "react";
 import type { Api } from "../../api/client";
 import { ApiError, messageOf } from "../../api/errors";
 import type { WorkspaceFile } from "../../api/workspaceTypes";
 import { FileTree } from "./FileTree";
+import { revealLine, type Hunk } from "./hunks";
+import { HunkReview } from "./HunkReview";
 import { languageFor } from "./monacoSetup";
 import { reversePatch } from "./reversePatch";
 import { useSettled } from "./useSettled";
@@ -64,7 +67,10 @@ function useMonacoTheme(): string {
  * wrote files): the tree, the Changes view and an open file without unsaved edits refresh.
  */
 export function EditorPane({ api, conversationId, revision }: { api: Api; conversationId: string; revision: number }) {
-  const eventsSeen = useSettled(revision, 300);
+  // A rejected hunk writes a file from here: what shows files refreshes on it too.
+  const [written, setWritten] = useState(0);
+  const filesWritten = useCallback(() => setWritten((n) => n + 1), []);
+  const eventsSeen = useSettled(revision + written, 300);
   const [tab, setTab] = useState<"files" | "changes">("files");
   const tree = useQuery({
     queryKey: ["tree", api.baseUrl, conversationId],
@@ -90,7 +96,7 @@ export function EditorPane({ api, conversationId, revision }: { api: Api; conver
       {tab === "files" ? (
         <FilesView api={api} conversationId={conversationId} tree={tree.data?.entries ?? []} treeError={tree.error} revision={eventsSeen} />
       ) : (
-        <ChangesView api={api} conversationId={conversationId} eventsSeen={eventsSeen} />
+        <ChangesView api={api} conversationId={conversationId} eventsSeen={eventsSeen} onFilesChanged={filesWritten} />
       )}
     </div>
   );
@@ -228,11 +234,13 @@ function FilesView({ api, conversationId, tree, treeError, revision }: { api: Ap
   );
 }
 
-function ChangesView({ api, conversationId, eventsSeen }: { api: Api; conversationId: string; eventsSeen: number }) {
+function ChangesView({ api, conversationId, eventsSeen, onFilesChanged }: { api: Api; conversationId: string; eventsSeen: number; onFilesChanged(): void }) {
   const theme = useMonacoTheme();
   const diff = useQuery({
     queryKey: ["diff", api.baseUrl, conversationId, eventsSeen],
     queryFn: () => api.workspaceDiff(conversationId),
+    // The list stays while a newer diff loads (a rejected hunk, events): no flash of "No changes".
+    placeholderData: keepPreviousData,
     retry: false,
   });
   const [selected, setSelected] = useState<string | null>(null);
@@ -248,6 +256,22 @@ function ChangesView({ api, conversationId, eventsSeen }: { api: Api; conversati
       return { original, modified };
     },
   });
+  const diffEditor = useRef<MonacoDiffEditor | null>(null);
+  const refetchDiff = diff.refetch;
+  const filesChanged = useCallback(() => {
+    onFilesChanged();
+    void refetchDiff();
+  }, [onFilesChanged, refetchDiff]);
+  const reveal = useCallback(
+    (h: Hunk) => {
+      const editor = diffEditor.current;
+      if (!editor) return;
+      // A deleted file has only the original side to show.
+      if (file?.status === "deleted") editor.getOriginalEditor().revealLineInCenter(Math.max(1, h.oldStart));
+      else editor.getModifiedEditor().revealLineInCenter(revealLine(h));
+    },
+    [file?.status],
+  );
 
   if (diff.error) return <div className="error-text">{messageOf(diff.error)}</div>;
   return (
@@ -262,18 +286,26 @@ function ChangesView({ api, conversationId, eventsSeen }: { api: Api; conversati
       </ul>
       <div className="editor-col">
         {file?.binary && <div className="empty">Binary file changed: {file.path}</div>}
-        {file && !file.binary && sides.data && sides.data.original !== null && (
-          <SafeDiffEditor
-            original={sides.data.original}
-            modified={sides.data.modified}
-            language={languageFor(file.path)}
-            theme={theme}
-            options={{ readOnly: true, renderSideBySide: true, minimap: { enabled: false }, automaticLayout: true }}
-          />
+        {file && !file.binary && (
+          <HunkReview api={api} conversationId={conversationId} path={file.path} diff={file.diff} onFilesChanged={filesChanged} onReveal={reveal} />
         )}
-        {file && !file.binary && sides.data && sides.data.original === null && (
-          <Editor value={file.diff} language="diff" theme={theme} options={{ readOnly: true, minimap: { enabled: false } }} />
-        )}
+        <div className="diff-host">
+          {file && !file.binary && sides.data && sides.data.original !== null && (
+            <SafeDiffEditor
+              original={sides.data.original}
+              modified={sides.data.modified}
+              language={languageFor(file.path)}
+              theme={theme}
+              options={{ readOnly: true, renderSideBySide: true, minimap: { enabled: false }, automaticLayout: true }}
+              onMount={(editor) => {
+                diffEditor.current = editor;
+              }}
+            />
+          )}
+          {file && !file.binary && sides.data && sides.data.original === null && (
+            <Editor value={file.diff} language="diff" theme={theme} options={{ readOnly: true, minimap: { enabled: false } }} />
+          )}
+        </div>
       </div>
     </div>
   );
