@@ -100,8 +100,8 @@ export function HunkReview({ api, conversationId, path, diff, onFilesChanged, on
       <div className="hunk-review-head">
         <span>
           {hunks.length} {hunks.length === 1 ? "hunk" : "hunks"}
-          {open < hunks.length ? `, ${open} to review` : ""}
         </span>
+        {open < hunks.length && <span className="hint">{hunks.length - open} accepted</span>}
         {notice && (
           <span className={notice.ok ? "hint" : "error-text"} role={notice.ok ? "status" : "alert"}>
             {notice.text}
