@@ -29,6 +29,14 @@ pub enum CheckpointError {
         /// Why it failed.
         source: std::io::Error,
     },
+    /// A fork's worktree needs the workspace to be in a git repository.
+    #[error(
+        "the workspace {0} is not in a git repository; a worktree needs one (fork with workspace keep or restore instead)"
+    )]
+    NotARepository(PathBuf),
+    /// A fork's worktree could not be made.
+    #[error("cannot make the fork's worktree: {0}")]
+    Worktree(String),
     /// The workspace to checkpoint is not a directory.
     #[error("checkpoint store: the workspace {0} is not a directory")]
     NotADirectory(PathBuf),

@@ -2,7 +2,7 @@
 //! with its own index, run with no user or system config, no hooks and no signing.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use nix::sys::signal::Signal;
@@ -59,17 +59,22 @@ impl Git {
     }
 
     fn command(&self, args: &[&str]) -> Command {
+        self.command_on(&self.workspace, &self.store.join("index"), args)
+    }
+
+    /// A store command whose work tree and index are elsewhere (a fork's worktree).
+    pub fn command_on(&self, work_tree: &Path, index: &Path, args: &[&str]) -> Command {
         let mut c = self.bare_command();
         c.env("GIT_DIR", self.git_dir())
-            .env("GIT_WORK_TREE", &self.workspace)
-            .env("GIT_INDEX_FILE", self.store.join("index"))
+            .env("GIT_WORK_TREE", work_tree)
+            .env("GIT_INDEX_FILE", index)
             .env("GIT_LITERAL_PATHSPECS", "1")
             .env("GIT_AUTHOR_NAME", "Tandem")
             .env("GIT_AUTHOR_EMAIL", "checkpoints@tandem.invalid")
             .env("GIT_COMMITTER_NAME", "Tandem")
             .env("GIT_COMMITTER_EMAIL", "checkpoints@tandem.invalid")
             .env("GIT_TERMINAL_PROMPT", "0")
-            .current_dir(&self.workspace);
+            .current_dir(work_tree);
         for setting in CONFIG {
             c.args(["-c", setting]);
         }
@@ -94,7 +99,29 @@ impl Git {
 
     /// Runs `git ARGS` with `input` on stdin.
     pub fn run_with_input(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>> {
-        let mut c = self.command(args);
+        self.output(self.command(args), args, input)
+    }
+
+    /// Runs git in the user's repository at `dir` (the workspace's own, for a fork's
+    /// worktree): their repository config applies, but no hooks, no fsmonitor and nothing of
+    /// the host's environment or global config.
+    pub fn run_user(&self, dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
+        let mut c = self.bare_command();
+        c.current_dir(dir).env("GIT_TERMINAL_PROMPT", "0");
+        for setting in [
+            "core.hooksPath=/dev/null",
+            "core.fsmonitor=false",
+            "safe.directory=*",
+            "core.quotePath=false",
+        ] {
+            c.args(["-c", setting]);
+        }
+        c.args(args);
+        self.output(c, args, None)
+    }
+
+    /// Runs a prepared command; its stdout, or an error with what git said.
+    pub fn output(&self, mut c: Command, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>> {
         c.stdin(if input.is_some() {
             Stdio::piped()
         } else {

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use tandem_checkpoint::{RecordLog, RewindTarget, Store};
+use tandem_protocol::Event;
 use tandem_protocol::api::{CheckpointAuthor, PathChange, RewindFiles};
 use tandem_sdk::ConversationStore;
 
@@ -82,13 +83,7 @@ pub fn rewind(
     all: bool,
     dry_run: bool,
 ) -> Result<()> {
-    if restore != Restore::Code {
-        bail!(
-            "--chat and --both need the conversation's head to move (navigate), which this version of `tandem rewind` does not do yet; --code restores the files"
-        );
-    }
     let (dir, workspace, events) = open(store, id)?;
-    let checkpoints = Store::open(home, &workspace)?;
     let log = RecordLog::new(&dir);
     let records = log.read()?;
     let target = if records
@@ -105,6 +100,19 @@ pub fn rewind(
     } else {
         RewindTarget::Event(to.to_owned())
     };
+    if restore == Restore::Chat {
+        let event = match &target {
+            RewindTarget::Event(e) => e.clone(),
+            RewindTarget::Checkpoint(c) => records
+                .iter()
+                .rfind(|r| r.id == *c)
+                .map(|r| r.event_id.clone())
+                .unwrap_or_default(),
+        };
+        navigate(store, id, &event, dry_run)?;
+        return Ok(());
+    }
+    let checkpoints = Store::open(home, &workspace)?;
     let files = if all {
         RewindFiles::All
     } else {
@@ -125,6 +133,13 @@ pub fn rewind(
     for s in &answer.skipped {
         eprintln!("skipped {}: {}", s.path, s.reason);
     }
+    if restore == Restore::Both {
+        let event = match &target {
+            RewindTarget::Event(e) => e.clone(),
+            RewindTarget::Checkpoint(_) => answer.event_id.clone(),
+        };
+        navigate(store, id, &event, dry_run)?;
+    }
     match &answer.undo_checkpoint_id {
         Some(undo) => eprintln!(
             "· rewound to checkpoint {} (event {}); undo: tandem rewind {id} --to {undo}",
@@ -132,5 +147,36 @@ pub fn rewind(
         ),
         None => eprintln!("· dry run: nothing written"),
     }
+    Ok(())
+}
+
+/// Moves the conversation's head to `event` (what navigate does in a live conversation): the
+/// conversation continues from there; later events stay on disk on their branch.
+fn navigate(store: &ConversationStore, id: &str, event: &str, dry_run: bool) -> Result<()> {
+    let (mut state, _meta, mut log, loaded) = store.load(id).with_context(|| {
+        format!("conversation {id}: cannot open it (a running `tandem serve` or the desktop app may have it open: navigate through it, POST /api/conversations/{id}/navigate)")
+    })?;
+    let known = loaded
+        .events
+        .iter()
+        .any(|e| e.id() == event && !matches!(e, Event::StateUpdate(_)));
+    if !known {
+        bail!("no event {event} in conversation {id} (see GET /api/conversations/{id}/events)");
+    }
+    if dry_run {
+        eprintln!("· would move the conversation's head to event {event}");
+        return Ok(());
+    }
+    let parent = state.leaf_event_id.clone();
+    log.append(&Event::state_update(
+        tandem_sdk::branch::LEAF_KEY,
+        serde_json::Value::String(event.to_owned()),
+        parent,
+    ))?;
+    state.leaf_event_id = Some(event.to_owned());
+    state.execution_status = tandem_protocol::ExecutionStatus::Idle;
+    let dir = store.dir_for(id)?;
+    store.save_state(&dir, &state)?;
+    eprintln!("· the conversation's head is now event {event}; later events stay on their branch");
     Ok(())
 }

@@ -827,4 +827,45 @@ fn checkpoints_list_what_each_command_changed_and_rewind_takes_it_back() {
     let (_, said) = text(&out);
     assert_ne!(out.status.code(), Some(0));
     assert!(said.contains("no event no-such-event"), "{said}");
+
+    // --chat moves the conversation's head only; --both the files and the head.
+    let head = |dir: &std::path::Path| -> Value {
+        serde_json::from_slice::<Value>(&std::fs::read(dir.join("base_state.json")).unwrap())
+            .unwrap()["leaf_event_id"]
+            .clone()
+    };
+    let out = env
+        .cmd(None)
+        .args(["rewind", &id, "--to", &first, "--chat"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    assert_eq!(head(&dir), first.as_str());
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("notes.txt")).unwrap(),
+        "v2",
+        "--chat writes no file"
+    );
+    let out = env
+        .cmd(None)
+        .args(["rewind", &id, "--to", &first, "--both"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    assert_eq!(head(&dir), first.as_str());
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("notes.txt")).unwrap(),
+        "v1"
+    );
+    let out = env
+        .cmd(None)
+        .args(["rewind", &id, "--to", "no-such-event", "--chat"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out).1.contains("no event no-such-event"),
+        "{:?}",
+        text(&out)
+    );
 }

@@ -289,13 +289,87 @@ pub async fn fork(
             e => e.into(),
         })?;
     }
+    let (fork_id, worktree) = if req.workspace == Some(ForkWorkspace::Worktree) {
+        let id = fork_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let worktree = fork_worktree(&state, &source, &id, req.from_event_id.as_deref()).await?;
+        (Some(id), Some(worktree))
+    } else {
+        (fork_id, None)
+    };
     let options = tandem_sdk::ForkOptions {
         id: fork_id,
         title: req.title,
         tags: req.tags,
         reset_metrics: req.reset_metrics,
         from_event_id: req.from_event_id,
+        working_dir: worktree
+            .as_ref()
+            .map(|(_, w)| w.workspace.to_string_lossy().into_owned()),
     };
-    let fork = state.registry.fork(&source, options).await?;
-    Ok((StatusCode::CREATED, Json(fork.info())))
+    match state.registry.fork(&source, options).await {
+        Ok(fork) => Ok((StatusCode::CREATED, Json(fork.info()))),
+        Err(e) => {
+            if let Some((store, w)) = worktree {
+                let _ = tokio::task::spawn_blocking(move || store.remove_worktree(&w)).await;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// The worktree of a fork `id` (`workspace: worktree`): the source's workspace as it was at
+/// `event` (as it is now without one) on a branch `tandem/<id>`, under
+/// `$TANDEM_HOME/worktrees/<id>`.
+async fn fork_worktree(
+    state: &AppState,
+    source: &Live,
+    id: &str,
+    event: Option<&str>,
+) -> Result<(Arc<Store>, tandem_checkpoint::Worktree)> {
+    let store = store_of(state, source)?;
+    let home = state
+        .config
+        .checkpoints_home
+        .clone()
+        .ok_or_else(|| ApiError::Internal("no checkpoints home".into()))?;
+    let events: Vec<String> = source
+        .handle
+        .events()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect();
+    if let Some(e) = event
+        && !events.iter().any(|id| id == e)
+    {
+        return Err(ApiError::Missing(format!(
+            "from_event_id: no event {e} in this conversation"
+        )));
+    }
+    let log = RecordLog::new(source.handle.dir());
+    let (event, id) = (event.map(str::to_owned), id.to_owned());
+    let worker = store.clone();
+    let made = tokio::task::spawn_blocking(move || {
+        let records = log.read()?;
+        let tree = match event
+            .as_deref()
+            .and_then(|e| tandem_checkpoint::resolve_event(&records, &events, e))
+        {
+            Some(i) => records[i].tree.clone(),
+            None => worker.snapshot()?,
+        };
+        let dest = home.join("worktrees").join(&id);
+        worker.worktree(&tree, &dest, &format!("tandem/{id}"))
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))?
+    .map_err(|e| match e {
+        CheckpointError::NotARepository(_) | CheckpointError::Worktree(_) => ApiError::field(
+            &["body", "workspace"],
+            "value_error",
+            e.to_string(),
+            Value::from("worktree"),
+        ),
+        e => e.into(),
+    })?;
+    Ok((store, made))
 }

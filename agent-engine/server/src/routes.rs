@@ -471,7 +471,7 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .body::<ForkConversationRequest>()
             .ok::<ConversationInfo>()
             .creates()
-            .doc("Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore (Tandem)} → 201 ConversationInfo of the fork: idle, the source's events (the branch up to from_event_id when given, its head there), the source's LLM with its key, forked_from_conversation_id/forked_from_event_id set. 404 naming from_event_id when unknown (as upstream); 422 naming the field for a bad id, title or tag key; 409 when the id exists."),
+            .doc("Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore|worktree (Tandem; worktree: a new git worktree of the workspace's repository on branch tandem/<fork id> under $TANDEM_HOME/worktrees, holding the workspace as at from_event_id, where the fork runs)} → 201 ConversationInfo of the fork: idle, the source's events (the branch up to from_event_id when given, its head there), the source's LLM with its key, forked_from_conversation_id/forked_from_event_id set. 404 naming from_event_id when unknown (as upstream); 422 naming the field for a bad id, title or tag key, or workspace: worktree outside a git repository or one without a commit; 409 when the id exists."),
         Route::post("/api/conversations/{conversation_id}/navigate", checkpoint_routes::navigate)
             .body::<NavigateConversationRequest>()
             .ok::<ConversationInfo>()

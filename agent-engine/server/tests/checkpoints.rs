@@ -307,6 +307,11 @@ async fn navigate_and_a_chat_rewind_continue_from_an_earlier_event_and_fork_copi
         ("fork", json!({"tags": {"Bad Key": "v"}}), "tags"),
         ("fork", json!({"id": "not-a-uuid"}), "id"),
         ("fork", json!({"workspace": "restore"}), "workspace"),
+        (
+            "fork",
+            json!({"workspace": "worktree"}),
+            "not in a git repository",
+        ),
     ] {
         let (s, e) = t
             .post(&format!("/api/conversations/{id}/{path}"), body.clone())
@@ -321,4 +326,105 @@ async fn navigate_and_a_chat_rewind_continue_from_an_earlier_event_and_fork_copi
         )
         .await;
     assert_eq!(s, 409, "an existing id: {e}");
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fork_in_its_own_worktree_runs_beside_the_source() {
+    let t = TestServer::start().await;
+    let ws = t.workspace.clone();
+    std::fs::write(ws.join("a.txt"), "zero").unwrap();
+    git(&ws, &["init", "-q", "-b", "main"]);
+    git(&ws, &["add", "-A"]);
+    git(
+        &ws,
+        &[
+            "-c",
+            "user.name=U",
+            "-c",
+            "user.email=u@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "init",
+        ],
+    );
+    let llm = harness::llm(vec![
+        Step::tool_call("terminal", json!({"command": "printf one > a.txt"})),
+        Step::tool_call("terminal", json!({"command": "printf two > a.txt"})),
+        Step::tool_call("finish", json!({"message": "done"})),
+        Step::tool_call("terminal", json!({"command": "printf fork > f.txt"})),
+        Step::tool_call("finish", json!({"message": "the fork ran"})),
+    ]);
+    let id = t.create(&llm, json!({})).await;
+    t.message(&id, "go", true).await;
+    t.wait_status(&id, &["finished"]).await;
+    let (_, list) = t.get(&format!("/api/conversations/{id}/checkpoints")).await;
+    let first_obs = list["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["author"] == "agent")
+        .unwrap()["event_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let (s, fork) = t
+        .post(
+            &format!("/api/conversations/{id}/fork"),
+            json!({"from_event_id": first_obs, "workspace": "worktree"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{fork}");
+    let fork_id = fork["id"].as_str().unwrap().to_owned();
+    let tree = std::path::PathBuf::from(fork["workspace"]["working_dir"].as_str().unwrap());
+    assert_eq!(tree, t.home.path().join("worktrees").join(&fork_id));
+    assert_eq!(std::fs::read_to_string(tree.join("a.txt")).unwrap(), "one");
+    assert_eq!(
+        git(&tree, &["branch", "--show-current"]),
+        format!("tandem/{fork_id}")
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "two",
+        "the source is untouched"
+    );
+    assert_eq!(git(&ws, &["branch", "--show-current"]), "main");
+
+    // The fork runs in its worktree; the source's files stay as they were.
+    t.message(&fork_id, "go on", true).await;
+    t.wait_status(&fork_id, &["finished"]).await;
+    assert_eq!(std::fs::read_to_string(tree.join("f.txt")).unwrap(), "fork");
+    assert!(!ws.join("f.txt").exists());
+    let (_, fork_list) = t
+        .get(&format!("/api/conversations/{fork_id}/checkpoints"))
+        .await;
+    assert_eq!(fork_list["workspace"], tree.to_string_lossy().as_ref());
+
+    // A fork that cannot be created (its id exists) leaves no worktree or branch behind.
+    let (s, e) = t
+        .post(
+            &format!("/api/conversations/{id}/fork"),
+            json!({"id": fork_id, "workspace": "worktree"}),
+        )
+        .await;
+    assert!(s == 409 || s == 422, "{s} {e}");
+    let branches = git(&ws, &["branch", "--list"]);
+    assert_eq!(branches.lines().count(), 2, "{branches}");
 }

@@ -708,8 +708,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore (Tandem)} → 201 ConversationInfo of the fork: idle, the source's events (the branch up to from_event_id when given, its head there), the source's LLM with its key, forked_from_conversation_id/forked_from_event_id set. 404 naming from_event_id when unknown (as upstream)
-         * @description Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore (Tandem)} → 201 ConversationInfo of the fork: idle, the source's events (the branch up to from_event_id when given, its head there), the source's LLM with its key, forked_from_conversation_id/forked_from_event_id set. 404 naming from_event_id when unknown (as upstream); 422 naming the field for a bad id, title or tag key; 409 when the id exists.
+         * Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore|worktree (Tandem
+         * @description Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore|worktree (Tandem; worktree: a new git worktree of the workspace's repository on branch tandem/<fork id> under $TANDEM_HOME/worktrees, holding the workspace as at from_event_id, where the fork runs)} → 201 ConversationInfo of the fork: idle, the source's events (the branch up to from_event_id when given, its head there), the source's LLM with its key, forked_from_conversation_id/forked_from_event_id set. 404 naming from_event_id when unknown (as upstream); 422 naming the field for a bad id, title or tag key, or workspace: worktree outside a git repository or one without a commit; 409 when the id exists.
          */
         post: operations["post_api_conversations__conversation_id__fork"];
         delete?: never;
@@ -2559,7 +2559,7 @@ export interface components {
          * @description What a fork does with the workspace (Tandem's extension of upstream's fork).
          * @enum {string}
          */
-        ForkWorkspace: "keep" | "restore";
+        ForkWorkspace: "keep" | "restore" | "worktree";
         /** @description Find files by name pattern. The `glob` tool's input. */
         GlobAction: {
             /**

@@ -171,6 +171,10 @@ pub enum ForkWorkspace {
     Keep,
     /// The workspace is first rewound to the fork's event (`files: agent`), undoably.
     Restore,
+    /// The fork works in a new git worktree of the workspace's repository, on a branch
+    /// `tandem/<fork id>`, holding the workspace as it was at the fork's event (as it is now
+    /// without `from_event_id`); the source's files are not touched.
+    Worktree,
 }
 
 /// `POST /api/conversations/{id}/fork` (upstream 1.58's `ForkConversationRequest`, plus

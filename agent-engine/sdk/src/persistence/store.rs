@@ -333,6 +333,9 @@ pub struct ForkOptions {
     /// Copy only the branch up to and including this event, and put the fork's head there
     /// (default: the whole conversation).
     pub from_event_id: Option<String>,
+    /// The fork's workspace when it is not the source's (its own worktree); the source's
+    /// checkpoint records then stay behind, as they name another workspace's checkpoints.
+    pub working_dir: Option<String>,
 }
 
 /// The meta field naming the conversation a fork was made from.
@@ -363,6 +366,9 @@ impl ConversationStore {
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         state.id = id.clone();
         state.execution_status = tandem_protocol::ExecutionStatus::Idle;
+        if let Some(dir) = &options.working_dir {
+            state.workspace.working_dir = dir.clone();
+        }
         if options.reset_metrics {
             state.stats = Default::default();
         }
@@ -398,7 +404,9 @@ impl ConversationStore {
                 Value::String("idle".into()),
                 None,
             ))?;
-            if let Ok(records) = std::fs::read(src.join("checkpoints.jsonl")) {
+            if options.working_dir.is_none()
+                && let Ok(records) = std::fs::read(src.join("checkpoints.jsonl"))
+            {
                 atomic_write(&dir.join("checkpoints.jsonl"), &records)?;
             }
             Ok(())
