@@ -2,7 +2,8 @@
 // Checkpoints in the timeline: the agent writes a file with one terminal command and changes it
 // with a second; each observation says it changed 1 file. "Rewind to here" on the first previews
 // the diff back to the first version, rewinding writes it (on disk and in the open editor), and
-// "Undo rewind" brings the second version back.
+// "Undo rewind" brings the second version back. Rewinding the conversation to the first command
+// leaves the files alone and shows the branch that ends there.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -92,6 +93,32 @@ describe("rewind", () => {
       20_000,
     );
     await shot(page, "rewind-undone");
+  });
+
+  it("rewinds the conversation to the first command: the later events stay on another branch", async () => {
+    const { page } = session;
+    const first = page.locator(".timeline-row", { hasText: `echo ${FIRST}` });
+    await first.hover();
+    await first.getByRole("button", { name: "Rewind to here" }).click();
+    const dialog = await visible(page.getByRole("dialog", { name: "Rewind to here" }), "the rewind dialog");
+    await dialog.getByRole("radio", { name: /Conversation/ }).check();
+    await visible(dialog.getByRole("note", { name: "What happens to the conversation" }), "what a rewind of the conversation does");
+    await dialog.getByRole("button", { name: "Rewind", exact: true }).click();
+    const notice = await visible(page.getByRole("status", { name: "Rewind" }), "the rewind notice");
+    await visible(notice.getByText("Rewound the conversation to the chosen event"), "the conversation rewound");
+    await visible(page.getByRole("note").getByText(/Showing the active branch/), "the note that other branches are not shown");
+    await timelineShows(page, "The conversation went back to an earlier event");
+    await until(
+      page,
+      "the second command and the finish to leave the timeline",
+      (text) => !(document.querySelector(".timeline-list")?.textContent ?? "").includes(text),
+      `echo ${SECOND}`,
+      20_000,
+    );
+    assert.equal(await page.locator(".timeline-row", { hasText: "The notes are written." }).count(), 0);
+    // The files are not touched by a rewind of the conversation.
+    assert.equal(notes(), `${SECOND}\n`);
+    await shot(page, "rewind-chat");
   });
 
   it("raised no page errors", () => {

@@ -7,10 +7,14 @@ type Schemas = components["schemas"];
 
 export type ApproveEditedRequest = Schemas["ApproveEditedRequest"];
 export type ApproveEditedResponse = Schemas["ApproveEditedResponse"];
+export type ConversationInfo = Schemas["ConversationInfo"];
+export type ForkConversationRequest = Schemas["ForkConversationRequest"];
+export type ForkWorkspace = Schemas["ForkWorkspace"];
 export type Checkpoint = Schemas["Checkpoint"];
 export type CheckpointList = Schemas["CheckpointList"];
 export type RejectHunkRequest = Schemas["RejectHunkRequest"];
 export type RejectHunkResponse = Schemas["RejectHunkResponse"];
+export type RestoreScope = Schemas["RestoreScope"];
 export type RewindFiles = Schemas["RewindFiles"];
 export type RewindRequest = Schemas["RewindRequest"];
 export type RewindResponse = Schemas["RewindResponse"];

@@ -16,6 +16,7 @@ import type {
   UserRejectObservation,
   WireEvent,
 } from "../api/types";
+import { initialBranches, isNavigation, placeEvent, type Branches } from "./branch";
 
 /** What answered an action: its observation, a rejection, or an agent error. */
 export type ActionResult = ObservationEvent | UserRejectObservation | AgentErrorEvent;
@@ -63,6 +64,8 @@ export interface TimelineState {
   queued: readonly QueuedMessage[];
   /** Last persisted event id: where reconnect catch-up resumes from. */
   lastPersistedId: string | null;
+  /** Where each event hangs and the head: the timeline shows the active branch (branch.ts). */
+  branches: Branches;
 }
 
 export type TimelineInput =
@@ -93,6 +96,7 @@ export function initialTimeline(): TimelineState {
     streaming: null,
     queued: [],
     lastPersistedId: null,
+    branches: initialBranches(),
   };
 }
 
@@ -132,6 +136,8 @@ function applyEvents(prev: TimelineState, events: readonly WireEvent[]): Timelin
   const actionIndex: Record<string, number> = { ...prev.actionIndex };
   let open = prev.openActions.slice();
   let { status, policy, model, usage, streaming, queued, lastPersistedId } = prev;
+  const parents = new Map(prev.branches.parents);
+  let { head, navigated } = prev.branches;
   let changed = false;
 
   for (const ev of events) {
@@ -141,7 +147,11 @@ function applyEvents(prev: TimelineState, events: readonly WireEvent[]): Timelin
     if (seen.has(id)) continue;
     seen.add(id);
     changed = true;
-    if (!isTransient(ev)) lastPersistedId = id;
+    if (!isTransient(ev)) {
+      lastPersistedId = id;
+      head = placeEvent(parents, head, ev);
+      navigated ||= isNavigation(ev);
+    }
 
     switch (ev.kind) {
       case "StreamingDeltaEvent": {
@@ -209,6 +219,7 @@ function applyEvents(prev: TimelineState, events: readonly WireEvent[]): Timelin
     streaming,
     queued,
     lastPersistedId,
+    branches: { parents, head, navigated },
   };
 }
 

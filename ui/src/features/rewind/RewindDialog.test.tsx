@@ -96,6 +96,53 @@ describe("rewind dialog", () => {
     expect(screen.getByRole("button", { name: "Rewind" })).toHaveProperty("disabled", true);
   });
 
+  it("rewinds the conversation alone: says what happens, previews no files, and posts restore: chat", async () => {
+    const chat = { ...preview({ restored: [], skipped: [], diff: null }), leaf_event_id: "obs1" };
+    const server = rewindServer((req) => json(req.restore === "code" ? preview() : { ...chat, dry_run: req.dry_run === true }));
+    const onRewound = vi.fn();
+    render(<RewindDialog api={server.api} conversationId="c1" eventId="obs1" onClose={() => undefined} onRewound={onRewound} />);
+    await screen.findByRole("region", { name: "Files to restore" });
+    fireEvent.click(screen.getByRole("radio", { name: /Conversation/ }));
+    const note = screen.getByRole("note", { name: "What happens to the conversation" });
+    expect(note.textContent).toContain("the agent's next run continues from here");
+    expect(note.textContent).toContain("another branch");
+    expect(note.textContent).toContain("The files are not touched.");
+    expect(screen.queryByLabelText("Also restore files a person edited")).toBeNull();
+    await waitFor(() => expect(server.bodies.length).toBe(2));
+    expect(screen.queryByRole("region", { name: "Files to restore" })).toBeNull();
+    const rewind = screen.getByRole("button", { name: "Rewind" });
+    await waitFor(() => expect(rewind).toHaveProperty("disabled", false));
+    fireEvent.click(rewind);
+    await waitFor(() => expect(onRewound).toHaveBeenCalledTimes(1));
+    expect(server.bodies).toEqual([
+      { event_id: "obs1", files: "agent", dry_run: true, restore: "code" },
+      { event_id: "obs1", files: "agent", dry_run: true, restore: "chat" },
+      { event_id: "obs1", files: "agent", restore: "chat" },
+    ]);
+  });
+
+  it("rewinds both: previews the files and says the conversation goes back too", async () => {
+    const server = rewindServer((req) => json({ ...preview(), leaf_event_id: req.restore === "code" ? null : "obs1" }));
+    const onRewound = vi.fn();
+    render(<RewindDialog api={server.api} conversationId="c1" eventId="obs1" onClose={() => undefined} onRewound={onRewound} />);
+    fireEvent.click(screen.getByRole("radio", { name: /Both/ }));
+    await waitFor(() => expect(server.bodies.map((b) => b.restore)).toEqual(["code", "both"]));
+    await screen.findByRole("region", { name: "Files to restore" });
+    expect(screen.getByRole("note", { name: "What happens to the conversation" }).textContent).toContain("The files go back too");
+    fireEvent.click(screen.getByRole("button", { name: "Rewind" }));
+    await waitFor(() => expect(onRewound).toHaveBeenCalledTimes(1));
+    expect(server.bodies[2]).toEqual({ event_id: "obs1", files: "agent", restore: "both" });
+  });
+
+  it("offers a rewind of the conversation even where the files already match", async () => {
+    const server = rewindServer(() => json(preview({ restored: [], skipped: [] })));
+    render(<RewindDialog api={server.api} conversationId="c1" eventId="obs1" onClose={() => undefined} onRewound={() => undefined} />);
+    await screen.findByText(/Nothing to restore/);
+    expect(screen.getByRole("button", { name: "Rewind" })).toHaveProperty("disabled", true);
+    fireEvent.click(screen.getByRole("radio", { name: /Conversation/ }));
+    await waitFor(() => expect(screen.getByRole("button", { name: "Rewind" })).toHaveProperty("disabled", false));
+  });
+
   it("closes on Cancel and on Escape", async () => {
     const server = rewindServer(() => json(preview()));
     const onClose = vi.fn();
@@ -120,6 +167,19 @@ describe("after a rewind", () => {
     expect(server.bodies).toEqual([{ checkpoint_id: "undo1", restore: "code" }]);
     expect(onFilesChanged).toHaveBeenCalledTimes(1);
     expect(screen.queryByRole("button", { name: "Undo rewind" })).toBeNull();
+  });
+
+  it("says the conversation went back after a chat or both rewind, and undoes only the files", () => {
+    const server = rewindServer(() => json(preview()));
+    const chat = { ...preview({ restored: [], skipped: [], diff: null }), leaf_event_id: "obs1", dry_run: false };
+    const { unmount } = render(<RewoundNotice api={server.api} conversationId="c1" rewound={chat} onFilesChanged={() => undefined} onDismiss={() => undefined} />);
+    expect(screen.getByRole("status").textContent).toContain("Rewound the conversation to the chosen event; the later events are on another branch");
+    expect(screen.queryByRole("button", { name: /Undo/ })).toBeNull();
+    unmount();
+    const both = { ...preview({ undo_checkpoint_id: "undo1", skipped: [] }), leaf_event_id: "obs1", dry_run: false };
+    render(<RewoundNotice api={server.api} conversationId="c1" rewound={both} onFilesChanged={() => undefined} onDismiss={() => undefined} />);
+    expect(screen.getByRole("status").textContent).toContain("Rewound 2 files and the conversation to the chosen event");
+    expect(screen.getByRole("button", { name: "Undo the files' rewind" })).toBeTruthy();
   });
 
   it("offers no undo when nothing was written", () => {

@@ -1,8 +1,10 @@
-// "Rewind to here": a preview of what a rewind would write (a dry run: the files restored or
-// deleted, the ones left alone and why, and the diff), then the rewind once the person confirms.
+// "Rewind to here": what to take back — the files, the conversation (its head moves to the
+// event; later events stay on another branch) or both — with a preview of what a rewind would
+// write (a dry run: the files restored or deleted, the ones left alone and why, and the diff),
+// then the rewind once the person confirms.
 import { useEffect, useState } from "react";
 import type { Api } from "../../api/client";
-import type { RewindFiles, RewindResponse } from "../../api/tandemTypes";
+import type { RestoreScope, RewindFiles, RewindResponse } from "../../api/tandemTypes";
 import { DiffView } from "../timeline/FileDiffView";
 import { parseUnifiedDiff } from "../timeline/unifiedDiff";
 import { fileCount } from "./attribution";
@@ -16,9 +18,19 @@ export interface RewindDialogProps {
   /** The event whose workspace to go back to. */
   eventId: string;
   onClose(): void;
-  /** The rewind is done (files written); the dialog is to close. */
+  /** The rewind is done (files written, the conversation's head moved); the dialog is to close. */
   onRewound(answer: RewindResponse): void;
 }
+
+const SCOPES: { scope: RestoreScope; label: string; hint: string }[] = [
+  { scope: "code", label: "Files", hint: "the workspace's files go back to how they were here" },
+  { scope: "chat", label: "Conversation", hint: "the agent continues from here; later events stay on another branch" },
+  { scope: "both", label: "Both", hint: "the files and the conversation" },
+];
+
+/** What a rewind of the conversation does, said before it is done. */
+export const CHAT_REWIND_TEXT =
+  "The conversation goes back to this event: the agent's next run continues from here, as if what came after had not happened. The later events are not deleted: they stay on another branch of the conversation.";
 
 function PreviewView({ answer }: { answer: RewindResponse }) {
   const files = parseUnifiedDiff(answer.diff ?? "");
@@ -64,6 +76,7 @@ function PreviewView({ answer }: { answer: RewindResponse }) {
 }
 
 export function RewindDialog({ api, conversationId, eventId, onClose, onRewound }: RewindDialogProps) {
+  const [restore, setRestore] = useState<RestoreScope>("code");
   const [files, setFiles] = useState<RewindFiles>("agent");
   const [preview, setPreview] = useState<Preview>({ state: "loading" });
   const [busy, setBusy] = useState(false);
@@ -74,20 +87,20 @@ export function RewindDialog({ api, conversationId, eventId, onClose, onRewound 
     let current = true;
     setPreview({ state: "loading" });
     setError(null);
-    api.rewind(conversationId, { event_id: eventId, files, dry_run: true, restore: "code" }).then(
+    api.rewind(conversationId, { event_id: eventId, files, dry_run: true, restore }).then(
       (answer) => current && setPreview({ state: "ready", answer }),
       (e: unknown) => current && setPreview({ state: "failed", message: rewindErrorText(e) }),
     );
     return () => {
       current = false;
     };
-  }, [api, conversationId, eventId, files]);
+  }, [api, conversationId, eventId, files, restore]);
 
   async function rewind() {
     setBusy(true);
     setError(null);
     try {
-      onRewound(await api.rewind(conversationId, { event_id: eventId, files, restore: "code" }));
+      onRewound(await api.rewind(conversationId, { event_id: eventId, files, restore }));
     } catch (e) {
       setError(rewindErrorText(e));
     } finally {
@@ -96,6 +109,9 @@ export function RewindDialog({ api, conversationId, eventId, onClose, onRewound 
   }
 
   const ready = preview.state === "ready" ? preview.answer : null;
+  const code = restore !== "chat";
+  // A rewind of the conversation always does something; one of the files only when a file differs.
+  const canRewind = ready !== null && (restore !== "code" || ready.restored.length > 0);
   return (
     <div className="overlay" role="dialog" aria-modal="true" aria-label="Rewind to here" onKeyDown={(e) => e.key === "Escape" && onClose()}>
       <div className="dialog wide rewind-dialog">
@@ -105,25 +121,43 @@ export function RewindDialog({ api, conversationId, eventId, onClose, onRewound 
             ✕
           </button>
         </div>
-        <p className="hint">The workspace's files go back to how they were at this point of the conversation. Nothing is written until you press Rewind; you can undo it after.</p>
-        <label className="inline">
-          <input type="checkbox" checked={files === "all"} onChange={(e) => setFiles(e.target.checked ? "all" : "agent")} />
-          Also restore files a person edited
-        </label>
+        <fieldset className="rewind-scope">
+          <legend>What to rewind</legend>
+          {SCOPES.map((s) => (
+            <label key={s.scope} className="inline">
+              <input type="radio" name="rewind-scope" value={s.scope} checked={restore === s.scope} onChange={() => setRestore(s.scope)} />
+              {s.label} <span className="hint">— {s.hint}</span>
+            </label>
+          ))}
+        </fieldset>
+        {code ? (
+          <>
+            <p className="hint">Nothing is written until you press Rewind; you can undo the files' rewind after.</p>
+            <label className="inline">
+              <input type="checkbox" checked={files === "all"} onChange={(e) => setFiles(e.target.checked ? "all" : "agent")} />
+              Also restore files a person edited
+            </label>
+          </>
+        ) : null}
+        {restore !== "code" && (
+          <p role="note" aria-label="What happens to the conversation">
+            {CHAT_REWIND_TEXT} {restore === "both" ? "The files go back too (below)." : "The files are not touched."}
+          </p>
+        )}
         {preview.state === "loading" && <p className="hint">Working out what would change…</p>}
         {preview.state === "failed" && (
           <div className="error-text" role="alert">
             {preview.message}
           </div>
         )}
-        {ready && <PreviewView answer={ready} />}
+        {ready && code && <PreviewView answer={ready} />}
         {error && (
           <div className="error-text" role="alert">
             {error}
           </div>
         )}
         <div className="dialog-actions">
-          <button type="button" className="primary" disabled={!ready || ready.restored.length === 0 || busy} onClick={() => void rewind()}>
+          <button type="button" className="primary" disabled={!canRewind || busy} onClick={() => void rewind()}>
             {busy ? "Rewinding…" : "Rewind"}
           </button>
           <button type="button" autoFocus onClick={onClose}>

@@ -7,12 +7,13 @@ import remarkGfm from "remark-gfm";
 import { assertNever, isKnownEvent, isKnownObservation } from "../../api/kinds";
 import type { Checkpoint } from "../../api/tandemTypes";
 import type { ActionEvent, MessageEvent, ObservationEvent, WireEvent } from "../../api/types";
+import { LEAF_KEY } from "../../store/branch";
 import { messageText, type ActionResult, type TimelineItem } from "../../store/timeline";
 import { HANDOFF_TOOL } from "../browser/handoff";
 import { Screenshot } from "../browser/Screenshot";
 import { ChangedFiles } from "../rewind/ChangedFiles";
 import { AnsiText } from "./AnsiText";
-import { actionArguments, actionHeadline, browserControlText, contentText, isObject, LLM_RETRY_KEY, llmRetryDetail, llmRetryText } from "./describe";
+import { actionArguments, actionHeadline, browserControlText, contentText, isObject, LLM_RETRY_KEY, llmRetryDetail, llmRetryText, NAVIGATION_TEXT } from "./describe";
 import { FileDiffView } from "./FileDiffView";
 import { RiskBadge } from "./RiskBadge";
 import { isTaskAction } from "./task";
@@ -244,6 +245,7 @@ export const ItemView = memo(function ItemView({ item, pending, changes }: { ite
     case "state": {
       const browser = item.event.key === "browser_control" ? browserControlText(item.event.value) : null;
       if (browser) return <div className="item marker browser-control">{browser}</div>;
+      if (item.event.key === LEAF_KEY) return <div className="item marker navigation">{NAVIGATION_TEXT}</div>;
       const retry = item.event.key === LLM_RETRY_KEY ? llmRetryText(item.event.value) : null;
       if (retry) {
         const detail = llmRetryDetail(item.event.value);

@@ -3,6 +3,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Virtuoso, type VirtuosoHandle } from "react-virtuoso";
 import type { Checkpoint } from "../../api/tandemTypes";
+import { activeItems } from "../../store/branch";
 import type { TimelineItem, TimelineState } from "../../store/timeline";
 import { observationIdOf, rewindEventIdOf } from "../rewind/attribution";
 import { ALL_KINDS, defaultFilter, filterItems, type KindFilter, type TimelineFilter } from "./filter";
@@ -101,7 +102,7 @@ function Row({ item, pending, checkpoints }: { item: TimelineItem; pending: bool
           type="button"
           className="rewind-here"
           aria-label="Rewind to here"
-          title="Rewind the workspace's files to how they were here (shows what would change first)"
+          title="Rewind the workspace's files or the conversation to how they were here (shows what would change first)"
           onClick={() => onRewind(rewindEventIdOf(item))}
         >
           ⟲
@@ -114,7 +115,10 @@ function Row({ item, pending, checkpoints }: { item: TimelineItem; pending: bool
 /** The timeline of one conversation; mount it once per conversation (key it by the conversation). */
 export function TimelinePane({ state, checkpoints = NO_CHECKPOINTS }: { state: TimelineState; checkpoints?: TimelineCheckpoints }) {
   const [filter, setFilter] = useState<TimelineFilter>(defaultFilter);
-  const items = useMemo(() => filterItems(state.items, filter), [state.items, filter]);
+  // A conversation that went back to an earlier event shows its active branch only.
+  const branch = useMemo(() => activeItems(state.items, state.branches), [state.items, state.branches]);
+  const items = useMemo(() => filterItems(branch, filter), [branch, filter]);
+  const elsewhere = state.items.length - branch.length;
   const pending = useMemo(
     () => (state.status === "waiting_for_confirmation" ? new Set(state.openActions) : new Set<string>()),
     [state.status, state.openActions],
@@ -138,6 +142,11 @@ export function TimelinePane({ state, checkpoints = NO_CHECKPOINTS }: { state: T
   return (
     <div className="timeline">
       <TimelineFilters filter={filter} onChange={setFilter} />
+      {elsewhere > 0 && (
+        <div className="hint branch-note" role="note">
+          Showing the active branch: {elsewhere} {elsewhere === 1 ? "event" : "events"} on other branches {elsewhere === 1 ? "is" : "are"} not shown.
+        </div>
+      )}
       <div
         className="timeline-list"
         data-autofocus

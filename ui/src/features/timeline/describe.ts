@@ -1,6 +1,7 @@
 // Plain-text views of events for labels, search and the approval panel.
 import { assertNever, isKnownAction, isKnownEvent } from "../../api/kinds";
 import type { ActionEvent, WireEvent } from "../../api/types";
+import { LEAF_KEY } from "../../store/branch";
 import { messageText, type ActionResult, type TimelineItem } from "../../store/timeline";
 import { stripAnsi } from "./ansi";
 import { isTaskAction, taskHeadline } from "./task";
@@ -155,6 +156,9 @@ export function browserControlText(v: unknown): string | null {
   return null;
 }
 
+/** The line for a navigation: the conversation's head moved back (a rewind of the chat). */
+export const NAVIGATION_TEXT = "The conversation went back to an earlier event: the agent continues from there; the events after it stay on another branch.";
+
 /** The state-update key of an LLM call's retry announcement. */
 export const LLM_RETRY_KEY = "llm_retry";
 
@@ -204,6 +208,7 @@ export function itemText(item: TimelineItem): string {
       return resultText(item.event);
     case "state":
       if (item.event.key === "browser_control") return browserControlText(item.event.value) ?? "browser_control";
+      if (item.event.key === LEAF_KEY) return NAVIGATION_TEXT;
       if (item.event.key === LLM_RETRY_KEY) return `${llmRetryText(item.event.value) ?? LLM_RETRY_KEY} ${llmRetryDetail(item.event.value)}`;
       return `${item.event.key ?? ""} ${typeof item.event.value === "string" ? item.event.value : ""}`;
     case "other":

@@ -22,6 +22,12 @@ describe("timeline filters", () => {
     expect(filterItems(s.items, { ...defaultFilter, kinds: new Set(["error"]) }).map((i) => i.id)).toEqual([bad.id]);
   });
 
+  it("shows a rewind of the conversation by default, in words", () => {
+    const nav = { ...E.status("idle"), key: "leaf_event_id", value: s.items[0]?.id ?? null } as WireEvent;
+    const items = filterItems(state([E.userMessage("a"), nav]).items, { ...defaultFilter, text: "went back to an earlier event" });
+    expect(items.map((i) => i.id)).toEqual([nav.id]);
+  });
+
   it("filters by source and by text (including observation output)", () => {
     expect(filterItems(s.items, { ...defaultFilter, source: "user" }).length).toBe(1);
     expect(filterItems(s.items, { ...defaultFilter, text: "readme" }).map((i) => i.id)).toEqual([ok.id]);

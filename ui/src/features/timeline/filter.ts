@@ -1,5 +1,6 @@
 // Timeline filters: by kind of row, by source, by text. Pure, so tests and the pane agree.
 import type { TimelineItem } from "../../store/timeline";
+import { LEAF_KEY } from "../../store/branch";
 import { itemText, LLM_RETRY_KEY } from "./describe";
 
 export type KindFilter = "message" | "action" | "error" | "state" | "other";
@@ -29,6 +30,8 @@ export function kindOf(item: TimelineItem): KindFilter {
     case "state":
       // Who drives the browser is history the person reviews, not noise: shown by default.
       if (item.event.key === "browser_control") return "other";
+      // So is the conversation going back to an earlier event (a rewind of the chat).
+      if (item.event.key === LEAF_KEY) return "other";
       // A failed LLM call being retried is an error the person may act on (or cancel).
       return item.event.key === LLM_RETRY_KEY ? "error" : "state";
     case "other":
