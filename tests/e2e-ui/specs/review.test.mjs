@@ -2,6 +2,7 @@
 // Per-hunk review: the agent changes two distant lines of a 30-line file with one command, which
 // the Changes view shows as two hunks. Accepting the first collapses it; rejecting the second
 // with a reason reverts only that hunk on disk, and the timeline shows what the agent is told.
+// "Fork from here" on the agent's command opens a new conversation that ends there.
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -73,6 +74,30 @@ describe("per-hunk review", () => {
     await timelineShows(page, "rejected this hunk of");
     await timelineShows(page, "25 stays a number");
     await shot(page, "review-rejected", { readme: "review" });
+  });
+
+  it("forks from the agent's command into a new conversation that ends there, and opens it", async () => {
+    const { page } = session;
+    const command = page.locator(".timeline-row", { hasText: "sed -i" });
+    await command.hover();
+    await command.getByRole("button", { name: "Fork from here" }).click();
+    const dialog = await visible(page.getByRole("dialog", { name: "Fork from here" }), "the fork dialog");
+    await visible(dialog.getByRole("radio", { name: "Keep the files as they are now" }), "the choice of files");
+    await dialog.getByLabel("Title (optional)").fill("Review fork");
+    await shot(page, "fork-dialog");
+    await dialog.getByRole("button", { name: "Fork", exact: true }).click();
+    const conversations = page.getByRole("listbox", { name: "Conversations" });
+    await visible(conversations.locator('[aria-selected="true"]', { hasText: "Review fork" }), "the fork open in the conversation list", 20_000);
+    await visible(page.getByRole("status", { name: "Conversation status" }).getByText("Live"), "the fork's event stream to be live", 20_000);
+    await timelineShows(page, "Spell out two numbers in the notes");
+    await timelineShows(page, "sed -i");
+    // The fork ends at the command: the finish and the rejected hunk's message came after.
+    const text = await page.locator(".timeline-list").innerText();
+    assert.doesNotMatch(text, /Two numbers are spelled out\./);
+    assert.doesNotMatch(text, /rejected this hunk of/);
+    // Keeping the files: the rejection stays on disk.
+    assert.equal(notes(), ORIGINAL.replace("line 2\n", "line two\n"));
+    await shot(page, "fork-opened");
   });
 
   it("raised no page errors", () => {

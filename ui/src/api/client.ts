@@ -12,6 +12,8 @@ import type {
   ApproveEditedRequest,
   ApproveEditedResponse,
   CheckpointList,
+  ConversationInfo,
+  ForkConversationRequest,
   RejectHunkRequest,
   RejectHunkResponse,
   RewindRequest,
@@ -165,6 +167,16 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
     approveEdited(id: string, actionId: string, args: Record<string, unknown>): Promise<ApproveEditedResponse> {
       const body: ApproveEditedRequest = { action_id: actionId, arguments: args };
       return raw("approve the edited action", "POST", `/api/conversations/${enc(id)}/events/approve_edited`, body);
+    },
+
+    /**
+     * A new conversation with this one's events (up to and including `from_event_id` when given),
+     * its LLM and settings; 201 with the fork's info. Tandem adds `workspace: restore` (the files
+     * as they were at that event). 404 naming an unknown event, 409 for an id that exists, 422
+     * naming a bad field.
+     */
+    fork(id: string, body: ForkConversationRequest): Promise<ConversationInfo> {
+      return raw("fork", "POST", `/api/conversations/${enc(id)}/fork`, body);
     },
 
     setConfirmationPolicy(id: string, policy: ConfirmationPolicy): Promise<unknown> {

@@ -1,6 +1,7 @@
 // The panes of one open conversation: timeline (with the approval panel above it) and chat in
 // the middle, editor, browser or (on a server with one) desktop as tabs, and terminal on the right.
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
+import { useQueryClient } from "@tanstack/react-query";
 import { flushSync } from "react-dom";
 import { Group, Panel, Separator } from "react-resizable-panels";
 import { ApprovalPanel } from "../features/approvals/ApprovalPanel";
@@ -10,6 +11,8 @@ import { pendingHandoff } from "../features/browser/handoff";
 import { HandoffNotice } from "../features/browser/HandoffNotice";
 import { createBrowserApi } from "../features/browser/rest";
 import { ChatPane } from "../features/chat/ChatPane";
+import { conversationsKey } from "../features/conversations/queries";
+import { ForkDialog } from "../features/fork/ForkDialog";
 import { StatusBar } from "../features/chat/StatusBar";
 import { observationCount } from "../features/rewind/attribution";
 import { RewindDialog } from "../features/rewind/RewindDialog";
@@ -20,7 +23,7 @@ import type { RewindResponse } from "../api/tandemTypes";
 import { useConversationStream } from "../store/connect";
 import { convKey, useLive, useStreamState, useTimeline } from "../store/live";
 import { pendingApprovals, type TimelineInput } from "../store/timeline";
-import { REVEAL_PANE } from "../store/ui";
+import { REVEAL_PANE, useUi } from "../store/ui";
 import { setApproveHandler } from "./shortcuts";
 
 // Monaco and xterm are big: load them when a conversation is open, not at start-up.
@@ -88,6 +91,10 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
     () => ({ byObservation: checkpoints.byObservation, onRewind: checkpoints.canRewind ? setRewindAt : null }),
     [checkpoints.byObservation, checkpoints.canRewind],
   );
+  // "Fork from here": the fork opens in place of this conversation once it exists.
+  const [forkAt, setForkAt] = useState<string | null>(null);
+  const queryClient = useQueryClient();
+  const openConversation = useUi((s) => s.openConversation);
   const browserApi = useMemo(() => createBrowserApi({ baseUrl: backend.baseUrl, key: backend.key }), [backend.baseUrl, backend.key]);
   const right = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -128,7 +135,7 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
               api={api} conversationId={conversationId} rewound={rewound} onFilesChanged={filesChanged} onDismiss={() => setRewound(null)} />
           )}
           <section className="pane grow" data-pane="timeline" aria-label="Timeline" tabIndex={-1}>
-            <TimelinePane state={state} checkpoints={timelineCheckpoints} />
+            <TimelinePane state={state} checkpoints={timelineCheckpoints} onFork={setForkAt} />
           </section>
           {rewindAt !== null && (
             <RewindDialog
@@ -142,6 +149,21 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
                 setRewindAt(null);
                 setRewound(answer);
                 filesChanged();
+              }}
+            />
+          )}
+          {forkAt !== null && (
+            <ForkDialog
+              key={forkAt}
+              api={api}
+              conversationId={conversationId}
+              eventId={forkAt}
+              canRestoreFiles={checkpoints.canRewind}
+              onClose={() => setForkAt(null)}
+              onForked={(info) => {
+                setForkAt(null);
+                void queryClient.invalidateQueries({ queryKey: conversationsKey(backend.id) });
+                openConversation(info.id);
               }}
             />
           )}

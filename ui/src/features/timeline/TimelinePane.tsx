@@ -90,8 +90,20 @@ export interface TimelineCheckpoints {
 
 const NO_CHECKPOINTS: TimelineCheckpoints = { byObservation: new Map(), onRewind: null };
 
-/** One row: the item, what its action changed, and "Rewind to here". */
-function Row({ item, pending, checkpoints }: { item: TimelineItem; pending: boolean; checkpoints: TimelineCheckpoints }) {
+/** A branch off a line (drawn: the fork glyphs are missing from common fonts). */
+function ForkIcon() {
+  return (
+    <svg width="12" height="12" viewBox="0 0 12 12" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth="1.3">
+      <circle cx="3" cy="2.5" r="1.5" />
+      <circle cx="3" cy="9.5" r="1.5" />
+      <circle cx="9" cy="2.5" r="1.5" />
+      <path d="M3 4v4M9 4c0 2.5-6 2-6 4" />
+    </svg>
+  );
+}
+
+/** One row: the item, what its action changed, "Rewind to here" and "Fork from here". */
+function Row({ item, pending, checkpoints, onFork }: { item: TimelineItem; pending: boolean; checkpoints: TimelineCheckpoints; onFork: ((eventId: string) => void) | null }) {
   const obs = observationIdOf(item);
   const { onRewind } = checkpoints;
   return (
@@ -108,12 +120,32 @@ function Row({ item, pending, checkpoints }: { item: TimelineItem; pending: bool
           ⟲
         </button>
       )}
+      {onFork && (
+        <button
+          type="button"
+          className="fork-here"
+          aria-label="Fork from here"
+          title="A new conversation with the events up to here (this one stays as it is)"
+          onClick={() => onFork(rewindEventIdOf(item))}
+        >
+          <ForkIcon />
+        </button>
+      )}
     </div>
   );
 }
 
 /** The timeline of one conversation; mount it once per conversation (key it by the conversation). */
-export function TimelinePane({ state, checkpoints = NO_CHECKPOINTS }: { state: TimelineState; checkpoints?: TimelineCheckpoints }) {
+export function TimelinePane({
+  state,
+  checkpoints = NO_CHECKPOINTS,
+  onFork = null,
+}: {
+  state: TimelineState;
+  checkpoints?: TimelineCheckpoints;
+  /** Opens "Fork from here" for an event; null where forking is not offered. */
+  onFork?: ((eventId: string) => void) | null;
+}) {
   const [filter, setFilter] = useState<TimelineFilter>(defaultFilter);
   // A conversation that went back to an earlier event shows its active branch only.
   const branch = useMemo(() => activeItems(state.items, state.branches), [state.items, state.branches]);
@@ -180,7 +212,7 @@ export function TimelinePane({ state, checkpoints = NO_CHECKPOINTS }: { state: T
               setAtBottom(bottom);
             }}
             increaseViewportBy={{ top: 400, bottom: 400 }}
-            itemContent={(_, item) => <Row item={item} pending={pending.has(item.id)} checkpoints={checkpoints} />}
+            itemContent={(_, item) => <Row item={item} pending={pending.has(item.id)} checkpoints={checkpoints} onFork={onFork} />}
             components={LIST_COMPONENTS}
           />
         )}
