@@ -94,5 +94,6 @@ describe("fork from here", () => {
   it("builds the request without empty fields", () => {
     expect(forkRequest("e", "keep", "   ")).toEqual({ from_event_id: "e" });
     expect(forkRequest("e", "restore", "t")).toEqual({ from_event_id: "e", workspace: "restore", title: "t" });
+    expect(forkRequest("e", "worktree", "")).toEqual({ from_event_id: "e", workspace: "worktree" });
   });
 });

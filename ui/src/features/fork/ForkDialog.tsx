@@ -1,5 +1,6 @@
 // "Fork from here": a new conversation that starts with this one's events up to a row, with its
-// model and settings, the files either kept as they are now or restored to that moment. This
+// model and settings, the files either kept as they are now, restored to that moment, or that
+// moment's files in a git worktree of their own (so both conversations run side by side). This
 // conversation stays as it is; the UI then opens the fork.
 import { useState } from "react";
 import type { Api } from "../../api/client";
@@ -24,10 +25,10 @@ export function forkErrorText(e: unknown): string {
   return `Cannot fork: ${why}`;
 }
 
-/** The request for a fork from `eventId`: `workspace` only when the files are to be restored, so an upstream server reads it too. */
+/** The request for a fork from `eventId`: `workspace` only when it is not `keep`, so an upstream server reads it too. */
 export function forkRequest(eventId: string, workspace: ForkWorkspace, title: string): ForkConversationRequest {
   const body: ForkConversationRequest = { from_event_id: eventId };
-  if (workspace === "restore") body.workspace = "restore";
+  if (workspace !== "keep") body.workspace = workspace;
   const t = title.trim();
   if (t) body.title = t;
   return body;
@@ -87,6 +88,17 @@ export function ForkDialog({ api, conversationId, eventId, canRestoreFiles, onCl
             />
             Restore the files to this moment
             {!canRestoreFiles && <span className="hint"> — this server keeps no checkpoints of them</span>}
+          </label>
+          <label className="inline">
+            <input
+              type="radio"
+              name="fork-workspace"
+              value="worktree"
+              checked={workspace === "worktree"}
+              disabled={!canRestoreFiles}
+              onChange={() => setWorkspace("worktree")}
+            />
+            This moment's files in a new git worktree (branch tandem/…), so both conversations can run side by side
           </label>
         </fieldset>
         <label>
