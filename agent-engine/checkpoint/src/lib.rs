@@ -14,6 +14,7 @@
 
 mod error;
 mod git;
+pub mod outside;
 mod plan;
 mod records;
 mod restore;

@@ -3,7 +3,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use tandem_protocol::api::{
-    Checkpoint, CheckpointAuthor, PathChange, RestoredPath, RewindFiles, SkippedPath,
+    Checkpoint, CheckpointAuthor, PathChange, PathChangeKind, RestoredPath, RewindFiles,
+    SkippedPath,
 };
 
 use crate::error::{CheckpointError, Result};
@@ -107,6 +108,26 @@ pub fn plan_rewind(
             PathChange::Write
         };
         restored.push(RestoredPath { path, change });
+    }
+    // What the agent changed outside the workspace since, where it cannot be taken back.
+    let mut named = BTreeSet::new();
+    for r in &records[target + 1..] {
+        for o in r.outside.iter().filter(|o| !o.restorable) {
+            if named.insert(o.path.clone()) {
+                let how = match o.change {
+                    PathChangeKind::Added => "added",
+                    PathChangeKind::Modified => "changed",
+                    PathChangeKind::Deleted => "deleted",
+                };
+                let by = r.tool_name.as_deref().unwrap_or("the agent");
+                skipped.push(SkippedPath {
+                    path: o.path.clone(),
+                    reason: format!(
+                        "outside the workspace, {how} by {by}: not in any checkpoint, so not restorable here; undo it by hand"
+                    ),
+                });
+            }
+        }
     }
     Ok(RewindPlan {
         target: record,

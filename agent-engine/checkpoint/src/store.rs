@@ -37,7 +37,7 @@ impl Changes {
 }
 
 /// A checkpoint just taken.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Taken {
     /// Its commit in the store (the checkpoint's id).
     pub commit: String,
@@ -47,6 +47,10 @@ pub struct Taken {
     pub changes: Changes,
     /// Ignored trees present, by name (`node_modules/`).
     pub ignored: Vec<String>,
+    /// What changed outside the workspace (see [`Store::take_after`]).
+    pub outside: Vec<tandem_protocol::api::OutsideChange>,
+    /// The watched folders outside the workspace when it was taken (when watched).
+    pub(crate) scan: Option<Arc<crate::outside::OutsideScan>>,
 }
 
 /// One path of a raw diff.
@@ -89,6 +93,7 @@ impl Taken {
             deleted: self.changes.deleted.clone(),
             ignored: self.ignored.clone(),
             timestamp: tandem_protocol::now_timestamp(),
+            outside: self.outside.clone(),
         }
     }
 }
@@ -106,6 +111,8 @@ pub(crate) struct Head {
 pub struct Store {
     pub(crate) git: Git,
     pub(crate) head: Mutex<Head>,
+    /// The folders outside the workspace watched around actions (none unless asked).
+    outside: Mutex<Option<crate::outside::OutsideWatch>>,
 }
 
 /// The directory of `workspace`'s store under `home` (`$TANDEM_HOME`).
@@ -164,6 +171,7 @@ impl Store {
                 workspace,
             },
             head: Mutex::new(Head::default()),
+            outside: Mutex::new(None),
         });
         {
             let _lock = store.lock()?;
@@ -247,6 +255,28 @@ impl Store {
         self.take_locked(message)
     }
 
+    /// Watches `roots` outside the workspace (e.g. [`crate::outside::default_roots`]) around
+    /// actions: [`Store::take_after`] names what changed there. The workspace and the
+    /// checkpoint home are never walked.
+    pub fn watch_outside(&self, roots: Vec<PathBuf>) {
+        let mut skip = vec![self.git.workspace.clone()];
+        if let Some(home) = self.git.store.parent().and_then(Path::parent) {
+            skip.push(home.to_path_buf());
+        }
+        let watch = crate::outside::OutsideWatch::new(roots, skip);
+        *self.outside.lock().unwrap_or_else(|p| p.into_inner()) = Some(watch);
+    }
+
+    /// Takes the checkpoint after an action whose checkpoint before was `before`: its changes
+    /// are counted from that tree, and what changed outside the workspace since is named.
+    pub fn take_after(&self, before: &Taken, message: &str) -> Result<Taken> {
+        let mut taken = self.take_since(&before.tree, message)?;
+        if let (Some(a), Some(b)) = (&before.scan, &taken.scan) {
+            taken.outside = crate::outside::changes(a, b);
+        }
+        Ok(taken)
+    }
+
     /// Takes a checkpoint whose changes are counted from `base` (the tree of an earlier
     /// checkpoint) rather than from the store's last one: what one action changed, even when
     /// other conversations on the workspace checkpointed meanwhile.
@@ -262,6 +292,12 @@ impl Store {
     }
 
     pub(crate) fn take_locked(&self, message: &str) -> Result<Taken> {
+        let watch = self
+            .outside
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let scan = watch.map(|w| Arc::new(w.scan()));
         self.prepare()?;
         let tree = self.write_tree()?;
         let ignored = self.ignored()?;
@@ -274,6 +310,8 @@ impl Store {
                 tree,
                 changes: Changes::default(),
                 ignored,
+                outside: Vec::new(),
+                scan,
             });
         }
         let changes = match &head.tree {
@@ -297,6 +335,8 @@ impl Store {
             tree,
             changes,
             ignored,
+            outside: Vec::new(),
+            scan,
         })
     }
 

@@ -461,7 +461,14 @@ async fn runtime_for(
         .await
         .map_err(|e| anyhow::anyhow!("the agent's {}: {e}", e.path.join(".")))?;
     let checkpoints = match tandem_checkpoint::Store::open(home, workspace) {
-        Ok(store) => Some(store),
+        Ok(store) => {
+            let off = tandem_host::env::var("TANDEM_CHECKPOINTS_OUTSIDE")
+                .is_some_and(|v| matches!(v.trim(), "off" | "0" | "false"));
+            if !off {
+                store.watch_outside(tandem_checkpoint::outside::default_roots());
+            }
+            Some(store)
+        }
         Err(e) => {
             eprintln!("warning: actions are not checkpointed: {e}");
             None

@@ -27,6 +27,10 @@ pub struct ServerConfig {
     /// `checkpoints/`); `None` (`TANDEM_CHECKPOINTS=off`): actions are not checkpointed and
     /// rewind answers that checkpoints are off.
     pub checkpoints_home: Option<PathBuf>,
+    /// Folders outside workspaces watched around actions, so what an action changed there is
+    /// named (not restorable); default: the home folder, `/usr/local`, `/opt`, `/etc`; none
+    /// with `TANDEM_CHECKPOINTS_OUTSIDE=off`.
+    pub checkpoints_outside: Vec<PathBuf>,
     /// Where server-level secrets are kept (values in memory only when `None`).
     pub secrets_file: Option<PathBuf>,
     /// Runs at once; more answer 429.
@@ -72,6 +76,7 @@ impl ServerConfig {
             workspace_path: home.join("workspace"),
             bash_events_dir: home.join("bash_events"),
             checkpoints_home: Some(home.to_owned()),
+            checkpoints_outside: tandem_checkpoint::outside::default_roots(),
             secrets_file: None,
             max_concurrent_runs: 10,
             idle_ttl: Duration::from_secs(1200),
@@ -128,6 +133,11 @@ impl ServerConfig {
         }
         if env("TANDEM_CHECKPOINTS").is_some_and(|v| matches!(v.trim(), "off" | "0" | "false")) {
             c.checkpoints_home = None;
+        }
+        if env("TANDEM_CHECKPOINTS_OUTSIDE")
+            .is_some_and(|v| matches!(v.trim(), "off" | "0" | "false"))
+        {
+            c.checkpoints_outside.clear();
         }
         c.vnc_addr = env("TANDEM_VNC_ADDR").map(|a| a.trim().to_owned());
         if let Some(llm) = llm_from_env() {

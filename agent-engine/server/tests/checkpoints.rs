@@ -428,3 +428,127 @@ async fn a_fork_in_its_own_worktree_runs_beside_the_source() {
     let branches = git(&ws, &["branch", "--list"]);
     assert_eq!(branches.lines().count(), 2, "{branches}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn changes_outside_the_workspace_are_named_on_the_action_and_in_a_rewind() {
+    let outside = tempfile::tempdir().unwrap();
+    let out = outside.path().canonicalize().unwrap();
+    std::fs::write(out.join(".bashrc"), "# mine\n").unwrap();
+    std::fs::create_dir_all(out.join(".local/lib")).unwrap();
+    let watched = out.clone();
+    let t = TestServer::start_with(move |c| c.checkpoints_outside = vec![watched]).await;
+    let o = out.to_string_lossy().into_owned();
+    let llm = harness::llm(vec![
+        Step::tool_call(
+            "terminal",
+            json!({"command": format!("mkdir -p {o}/.local/lib/tool/bin && echo 'alias x=y' >> {o}/.bashrc && printf in > inside.txt")}),
+        ),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
+    let id = t.create(&llm, json!({})).await;
+    t.message(&id, "install it", true).await;
+    t.wait_status(&id, &["finished"]).await;
+
+    let (_, list) = t.get(&format!("/api/conversations/{id}/checkpoints")).await;
+    let agent = list["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["author"] == "agent")
+        .unwrap()
+        .clone();
+    assert_eq!(paths(&agent["added"]), ["inside.txt"]);
+    let outside_changes: Vec<(String, String, bool)> = agent["outside"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no outside changes: {agent}"))
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap().replace(&o, "OUT"),
+                c["change"].as_str().unwrap().to_owned(),
+                c["restorable"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outside_changes,
+        [
+            ("OUT/.bashrc".to_owned(), "modified".to_owned(), false),
+            ("OUT/.local/lib/tool".to_owned(), "added".to_owned(), false),
+        ]
+    );
+
+    // A rewind takes back the workspace and names what it cannot.
+    let first_action = t
+        .events(&id)
+        .await
+        .into_iter()
+        .find(|e| e["kind"] == "ActionEvent")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (s, done) = t
+        .post(
+            &format!("/api/conversations/{id}/rewind"),
+            json!({"event_id": first_action}),
+        )
+        .await;
+    assert_eq!(s, 200, "{done}");
+    assert!(!t.workspace.join("inside.txt").exists());
+    let named: Vec<String> = done["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["reason"].as_str().unwrap().contains("not restorable"))
+        .map(|s| s["path"].as_str().unwrap().replace(&o, "OUT"))
+        .collect();
+    assert_eq!(named, ["OUT/.bashrc", "OUT/.local/lib/tool"], "{done}");
+    assert!(out.join(".local/lib/tool/bin").is_dir(), "left as it is");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_full_disk_under_the_checkpoints_leaves_the_agent_running() {
+    let store_home = tempfile::tempdir().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(store_home.path())
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mounting a tmpfs (the test needs root)");
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.0)
+                .status();
+        }
+    }
+    let _unmount = Unmount(store_home.path().to_path_buf());
+    let home = store_home.path().to_path_buf();
+    let t = TestServer::start_with(move |c| c.checkpoints_home = Some(home)).await;
+    let llm = harness::llm(vec![
+        Step::tool_call(
+            "terminal",
+            json!({"command": "head -c 2000000 /dev/urandom > big.bin"}),
+        ),
+        Step::tool_call("terminal", json!({"command": "printf after > after.txt"})),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
+    let id = t.create(&llm, json!({})).await;
+    t.message(&id, "go", true).await;
+    assert_eq!(t.wait_status(&id, &["finished", "error"]).await, "finished");
+    assert_eq!(
+        std::fs::metadata(t.workspace.join("big.bin"))
+            .unwrap()
+            .len(),
+        2_000_000
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.workspace.join("after.txt")).unwrap(),
+        "after"
+    );
+    let (s, list) = t.get(&format!("/api/conversations/{id}/checkpoints")).await;
+    assert_eq!(s, 200, "{list}");
+}

@@ -2090,6 +2090,11 @@ export interface components {
             ignored?: string[];
             /** @description Paths modified (content, mode or type). */
             modified?: string[];
+            /**
+             * @description What the action changed outside the workspace, where that can be found (installed
+             *     packages, an edited `~/.bashrc`); absolute paths.
+             */
+            outside?: components["schemas"]["OutsideChange"][];
             /** @description When it was taken (ISO 8601). */
             timestamp: string;
             /** @description The tool whose action made them (agent checkpoints). */
@@ -3000,11 +3005,25 @@ export interface components {
              */
             reasoning_tokens: number;
         };
+        /** @description A change outside the workspace made by an action. */
+        OutsideChange: {
+            /** @description How it changed. */
+            change: components["schemas"]["PathChangeKind"];
+            /** @description The absolute path (the topmost added or deleted entry; a folder whose entries changed). */
+            path: string;
+            /** @description Whether a rewind can take it back (not for changes found on the person's machine). */
+            restorable: boolean;
+        };
         /**
          * @description How a rewind treats one path.
          * @enum {string}
          */
         PathChange: "write" | "delete";
+        /**
+         * @description How a path changed.
+         * @enum {string}
+         */
+        PathChangeKind: "added" | "modified" | "deleted";
         /** @description The user paused the run; the in-flight step finished first. */
         PauseEvent: components["schemas"]["EventBase"] & {
             /**

@@ -47,6 +47,33 @@ pub struct Checkpoint {
     pub ignored: Vec<String>,
     /// When it was taken (ISO 8601).
     pub timestamp: String,
+    /// What the action changed outside the workspace, where that can be found (installed
+    /// packages, an edited `~/.bashrc`); absolute paths.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<OutsideChange>,
+}
+
+/// How a path changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PathChangeKind {
+    /// It did not exist before.
+    Added,
+    /// Its content (or, for a folder, its entries) changed.
+    Modified,
+    /// It no longer exists.
+    Deleted,
+}
+
+/// A change outside the workspace made by an action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct OutsideChange {
+    /// The absolute path (the topmost added or deleted entry; a folder whose entries changed).
+    pub path: String,
+    /// How it changed.
+    pub change: PathChangeKind,
+    /// Whether a rewind can take it back (not for changes found on the person's machine).
+    pub restorable: bool,
 }
 
 impl Checkpoint {

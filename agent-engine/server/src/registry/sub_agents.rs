@@ -88,7 +88,12 @@ impl Registry {
         let home = self.config.checkpoints_home.as_ref()?;
         let _ = std::fs::create_dir_all(workspace);
         match tandem_checkpoint::Store::open(home, workspace) {
-            Ok(store) => Some(store),
+            Ok(store) => {
+                if !self.config.checkpoints_outside.is_empty() {
+                    store.watch_outside(self.config.checkpoints_outside.clone());
+                }
+                Some(store)
+            }
             Err(e) => {
                 tracing::warn!(workspace = %workspace.display(), "checkpoints are off for this workspace: {e}");
                 None

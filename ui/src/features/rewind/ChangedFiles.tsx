@@ -9,7 +9,9 @@ const KINDS = [
 
 /**
  * What an action changed in the workspace, whatever its tool: one line ("changed 2 files: 1
- * added, 1 modified") that opens to the paths, each marked with its kind of change.
+ * added, 1 modified") that opens to the paths, each marked with its kind of change; what it
+ * changed outside the workspace (an install in the home folder) is named, and said not
+ * restorable where a rewind cannot take it back.
  */
 export function ChangedFiles({ checkpoint }: { checkpoint: Checkpoint }) {
   const summary = changeSummary(checkpoint);
@@ -28,6 +30,14 @@ export function ChangedFiles({ checkpoint }: { checkpoint: Checkpoint }) {
             </li>
           )),
         )}
+        {(checkpoint.outside ?? []).map((o) => (
+          <li key={`outside:${o.path}`} className="outside-change">
+            <span className={`change-${o.change}`} title={`${o.change}, outside the workspace`} aria-label={`${o.change}, outside the workspace`}>
+              {o.change[0]?.toUpperCase()}
+            </span>{" "}
+            <span className="mono">{o.path}</span> <span className="hint">{o.restorable ? "outside the workspace" : "outside the workspace, not restorable"}</span>
+          </li>
+        ))}
       </ul>
     </details>
   );

@@ -25,6 +25,19 @@ describe("attribution line", () => {
     expect(changeSummary(checkpoint({ added: ["a", "b"], deleted: ["c"] }))).toBe("changed 3 files: 2 added, 1 deleted");
   });
 
+  it("names changes outside the workspace and whether a rewind can take them back", () => {
+    const home = { path: "/home/u/.bashrc", change: "modified", restorable: false } as const;
+    const pkg = { path: "/home/u/.local/lib/tool", change: "added", restorable: false } as const;
+    expect(changeSummary(checkpoint({ added: ["a"], outside: [home] }))).toBe(
+      "changed 1 file: 1 added; and 1 path outside the workspace (not restorable)",
+    );
+    expect(changeSummary(checkpoint({ outside: [home, pkg] }))).toBe("changed 2 paths outside the workspace (not restorable)");
+    expect(changeSummary(checkpoint({ outside: [home, { ...pkg, restorable: true }] }))).toBe(
+      "changed 2 paths outside the workspace (1 not restorable)",
+    );
+    expect([...agentChangesByEvent([checkpoint({ event_id: "obs", outside: [pkg] })]).keys()]).toEqual(["obs"]);
+  });
+
   it("says nothing when nothing changed (lists empty or absent)", () => {
     expect(changeSummary(checkpoint({}))).toBeNull();
     expect(changeSummary({})).toBeNull();

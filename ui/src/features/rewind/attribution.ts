@@ -4,7 +4,7 @@ import type { Checkpoint } from "../../api/tandemTypes";
 import type { TimelineItem } from "../../store/timeline";
 
 /** The paths a checkpoint lists, by kind of change. */
-export type PathLists = Pick<Checkpoint, "added" | "modified" | "deleted">;
+export type PathLists = Pick<Checkpoint, "added" | "modified" | "deleted" | "outside">;
 
 /** `1 file`, `3 files`. */
 export function fileCount(n: number): string {
@@ -22,14 +22,26 @@ export function changeCount(c: PathLists): number {
  */
 export function changeSummary(c: PathLists): string | null {
   const total = changeCount(c);
-  if (total === 0) return null;
+  const outside = outsideSummary(c);
+  if (total === 0) return outside ? `changed ${outside}` : null;
   const kinds: [number, string][] = [
     [c.added?.length ?? 0, "added"],
     [c.modified?.length ?? 0, "modified"],
     [c.deleted?.length ?? 0, "deleted"],
   ];
   const parts = kinds.filter(([n]) => n > 0).map(([n, word]) => `${n} ${word}`);
-  return `changed ${fileCount(total)}: ${parts.join(", ")}`;
+  const line = `changed ${fileCount(total)}: ${parts.join(", ")}`;
+  return outside ? `${line}; and ${outside}` : line;
+}
+
+/** "2 paths outside the workspace (not restorable)", or null when there are none. */
+function outsideSummary(c: PathLists): string | null {
+  const all = c.outside ?? [];
+  if (all.length === 0) return null;
+  const lost = all.filter((o) => !o.restorable).length;
+  const where = `${all.length} ${all.length === 1 ? "path" : "paths"} outside the workspace`;
+  if (lost === 0) return where;
+  return lost === all.length ? `${where} (not restorable)` : `${where} (${lost} not restorable)`;
 }
 
 /**
@@ -38,7 +50,7 @@ export function changeSummary(c: PathLists): string | null {
  */
 export function agentChangesByEvent(checkpoints: readonly Checkpoint[]): ReadonlyMap<string, Checkpoint> {
   const out = new Map<string, Checkpoint>();
-  for (const c of checkpoints) if (c.author === "agent" && changeCount(c) > 0) out.set(c.event_id, c);
+  for (const c of checkpoints) if (c.author === "agent" && (changeCount(c) > 0 || (c.outside?.length ?? 0) > 0)) out.set(c.event_id, c);
   return out;
 }
 

@@ -30,14 +30,14 @@ pub(super) struct Around {
 }
 
 /// Takes a checkpoint off the actor's thread: before an action, or after it when `before` is
-/// the tree before it (its changes are then the action's).
+/// the checkpoint before it (its changes, in the workspace and outside, are then the action's).
 async fn take_checkpoint(
     store: &Arc<tandem_checkpoint::Store>,
-    before: Option<String>,
+    before: Option<tandem_checkpoint::Taken>,
 ) -> Option<tandem_checkpoint::Taken> {
     let store = Arc::clone(store);
     let take = move || match &before {
-        Some(tree) => store.take_since(tree, "after an action"),
+        Some(before) => store.take_after(before, "after an action"),
         None => store.take("before an action"),
     };
     match tokio::task::spawn_blocking(take).await {
@@ -325,7 +325,7 @@ impl Actor {
             };
             let before = take_checkpoint(&store, None).await;
             let results = futures::future::join_all(calls).await;
-            let after = take_checkpoint(&store, before.as_ref().map(|b| b.tree.clone())).await;
+            let after = take_checkpoint(&store, before.clone()).await;
             Phase::Tools(results, Some(Around { before, after }))
         }
         .boxed();
