@@ -1,7 +1,9 @@
 //! The 100-step benchmark: a conversation whose scripted, zero-latency LLM answers
 //! `terminal {"command": "echo i"}` for i = 0..99 and then `finish`, run through the real
 //! engine (persisted event log, real bash on a PTY, the OpenAI client over loopback HTTP).
-//! Prints ms per agent step against upstream 1.58's 253–315 ms (anchor-numbers.md).
+//! Prints ms per agent step against upstream 1.58's 253–315 ms (anchor-numbers.md), without
+//! and with checkpoints around every action (the workspace's store, and the folders outside
+//! it watched), and the difference: what checkpointing costs a step.
 //!
 //! `cargo bench -p tandem-cli --bench agent_loop`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -26,30 +28,11 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let mut per_step = Vec::new();
-    let mut tool_ms = Vec::new();
-    let mut between_ms = Vec::new();
-    for rep in 0..REPS {
-        let (ms, tool, between) = rt.block_on(one_run());
-        println!(
-            "rep {}: {:.2} ms per step (action→observation median {:.2} ms, observation→next action median {:.2} ms)",
-            rep + 1,
-            ms,
-            tool,
-            between
-        );
-        per_step.push(ms);
-        tool_ms.push(tool);
-        between_ms.push(between);
-    }
-    per_step.sort_by(f64::total_cmp);
-    let median = per_step[per_step.len() / 2];
+    let median = reps(&rt, false);
+    let with_checkpoints = reps(&rt, true);
     println!();
     println!("100-step run, scripted zero-latency LLM, terminal `echo i` per step ({REPS} reps)");
-    println!(
-        "  ms per step: min {:.2}, median {:.2}",
-        per_step[0], median
-    );
+    println!("  ms per step: median {median:.2}");
     println!(
         "  anchor (upstream 1.58): {ANCHOR_LOW_MS}–{ANCHOR_HIGH_MS} ms per step → {:.0}×–{:.0}× faster (median)",
         ANCHOR_LOW_MS / median,
@@ -59,9 +42,33 @@ fn main() {
         "  target ≤ 10 ms per step: {}",
         if median <= 10.0 { "met" } else { "NOT met" }
     );
+    println!(
+        "  with checkpoints around every action: median {with_checkpoints:.2} ms per step → checkpointing costs {:.2} ms per step ({:+.0}%)",
+        with_checkpoints - median,
+        (with_checkpoints / median - 1.0) * 100.0
+    );
 }
 
-async fn one_run() -> (f64, f64, f64) {
+/// The median ms per step over [`REPS`] runs.
+fn reps(rt: &tokio::runtime::Runtime, checkpoints: bool) -> f64 {
+    let mut per_step = Vec::new();
+    for rep in 0..REPS {
+        let (ms, tool, between) = rt.block_on(one_run(checkpoints));
+        println!(
+            "rep {} (checkpoints {}): {:.2} ms per step (action→observation median {:.2} ms, observation→next action median {:.2} ms)",
+            rep + 1,
+            if checkpoints { "on" } else { "off" },
+            ms,
+            tool,
+            between
+        );
+        per_step.push(ms);
+    }
+    per_step.sort_by(f64::total_cmp);
+    per_step[per_step.len() / 2]
+}
+
+async fn one_run(checkpoints: bool) -> (f64, f64, f64) {
     let server = ScriptedLlmServer::with_responder(Arc::new(|_req, i| {
         if i < STEPS {
             Step::tool_call("terminal", json!({"command": format!("echo {i}")}))
@@ -80,7 +87,11 @@ async fn one_run() -> (f64, f64, f64) {
     let runtime = Runtime {
         llm,
         tools: tandem_tools::default_tools(None),
-        checkpoints: None,
+        checkpoints: checkpoints.then(|| {
+            let store = tandem_checkpoint::Store::open(home.path(), workspace.path()).unwrap();
+            store.watch_outside(tandem_checkpoint::outside::default_roots());
+            store
+        }),
     };
     let options = ConversationOptions::new(
         AgentSpec::default_for(config),
