@@ -6,10 +6,13 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use tandem_checkpoint::{RecordLog, Store, plan_rewind, resolve_event};
+
+#[path = "support/shell.rs"]
+mod shell;
+use shell::bash;
 use tandem_protocol::api::{CheckpointAuthor, PathChange, RewindFiles};
 
 struct Session {
@@ -19,22 +22,6 @@ struct Session {
     store: Arc<Store>,
     log: RecordLog,
     events: Vec<String>,
-}
-
-fn bash(dir: &Path, script: &str) {
-    let out = Command::new("bash")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("bash runs");
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 impl Session {

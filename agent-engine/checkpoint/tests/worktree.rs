@@ -4,26 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::Command;
 
 use tandem_checkpoint::{CheckpointError, Store};
 
-fn sh(dir: &Path, script: &str) -> String {
-    let out = Command::new("bash")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("bash runs");
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+#[path = "support/shell.rs"]
+mod shell;
+use shell::bash as sh;
 
 fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

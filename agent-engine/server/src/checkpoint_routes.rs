@@ -36,6 +36,15 @@ impl From<CheckpointError> for ApiError {
     }
 }
 
+/// The conversation's event ids, oldest first.
+fn event_ids(live: &Live) -> Vec<String> {
+    live.handle
+        .events()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect()
+}
+
 async fn live(state: &AppState, raw_id: &str) -> Result<Arc<Live>> {
     let id = conversation_id(raw_id)?;
     state.registry.get(&id).await
@@ -95,12 +104,7 @@ pub async fn rewind(
             "the agent is running: pause it before rewinding".into(),
         ));
     }
-    let events: Vec<String> = live
-        .handle
-        .events()
-        .iter()
-        .map(|e| e.id().to_owned())
-        .collect();
+    let events: Vec<String> = event_ids(&live);
     let code = matches!(req.restore, RestoreScope::Code | RestoreScope::Both);
     let mut response = if code {
         let store = store_of(&state, &live)?;
@@ -267,12 +271,7 @@ pub async fn fork(
         }
         let store = store_of(&state, &source)?;
         let log = RecordLog::new(source.handle.dir());
-        let events: Vec<String> = source
-            .handle
-            .events()
-            .iter()
-            .map(|e| e.id().to_owned())
-            .collect();
+        let events: Vec<String> = event_ids(&source);
         let target = RewindTarget::Event(event);
         tokio::task::spawn_blocking(move || {
             tandem_checkpoint::rewind(&store, &log, &events, &target, RewindFiles::Agent, false)
@@ -332,12 +331,7 @@ async fn fork_worktree(
         .checkpoints_home
         .clone()
         .ok_or_else(|| ApiError::Internal("no checkpoints home".into()))?;
-    let events: Vec<String> = source
-        .handle
-        .events()
-        .iter()
-        .map(|e| e.id().to_owned())
-        .collect();
+    let events: Vec<String> = event_ids(source);
     if let Some(e) = event
         && !events.iter().any(|id| id == e)
     {
