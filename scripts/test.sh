@@ -51,6 +51,8 @@ if [ ${#filter[@]} -gt 0 ] && [ "$part" != crates ]; then
   usage
 fi
 
+disk_free() { echo "== disk: $(df -h --output=avail . | tail -1 | tr -d ' ') free $1"; }
+disk_free "before set-up"
 bash scripts/setup.sh
 
 has_nextest() { cargo nextest --version >/dev/null 2>&1; }
@@ -110,6 +112,7 @@ rust() {
 
   echo "== tests"
   workspace_test_build
+  disk_free "after the test build"
   docker_and_image
   if has_nextest; then
     cargo nextest run --workspace --locked --no-fail-fast
