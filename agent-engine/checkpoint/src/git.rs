@@ -111,7 +111,6 @@ impl Git {
         for setting in [
             "core.hooksPath=/dev/null",
             "core.fsmonitor=false",
-            "safe.directory=*",
             "core.quotePath=false",
         ] {
             c.args(["-c", setting]);

@@ -6,10 +6,13 @@
 //! A folder's modification time changes when an entry is added, removed or renamed in it, so
 //! folders are stamped to a depth and files only at a root's top level (`~/.bashrc`); caches
 //! (`.cache`, cargo's registry) are left out, large trees (`node_modules`, `target`,
-//! `site-packages`) stamped but not walked into, and a walk stops after a bounded number of
-//! entries.
+//! `site-packages`) stamped but not walked into, and each root's walk (breadth first, in name
+//! order) stops after a bounded number of entries; an entry is named added or deleted only when
+//! its folder was listed whole by both walks, so the cap never reads as a change. A walk stays
+//! on its root's file system and never enters `/proc`, `/sys` or `/dev`; `/` itself is never a
+//! root.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -17,8 +20,8 @@ use tandem_protocol::api::{OutsideChange, PathChangeKind};
 
 /// Levels of folders below a root stamped (`~/.local/lib/python3.11/site-packages` is 4).
 const MAX_DEPTH: usize = 4;
-/// Entries stamped at most per scan.
-const MAX_ENTRIES: usize = 20_000;
+/// Entries stamped at most per root and scan.
+const MAX_ENTRIES_PER_ROOT: usize = 10_000;
 /// Changes named at most per action.
 const MAX_CHANGES: usize = 100;
 /// Folders stamped but never walked into (large trees whose own stamp says enough).
@@ -29,8 +32,11 @@ const NO_DESCEND: &[&str] = &[
     "__pycache__",
     "site-packages",
 ];
-/// Folders never stamped, anywhere (caches that change on their own).
-const SKIP_NAMES: &[&str] = &[".cache"];
+/// Folders never stamped, anywhere: caches that change on their own, and repositories' own
+/// folders (git rewrites them on every command; the files of the work tree tell what changed).
+const SKIP_NAMES: &[&str] = &[".cache", ".git"];
+/// Folders never walked: they are not files of anyone's.
+const NEVER: &[&str] = &["/proc", "/sys", "/dev", "/run"];
 /// Folders below a root never stamped (caches that change on their own).
 const SKIP_BELOW_ROOT: &[&str] = &[
     ".cargo/registry",
@@ -42,11 +48,14 @@ const SKIP_BELOW_ROOT: &[&str] = &[
     ".local/state",
 ];
 
-/// The default roots on this machine: the home folder, `/usr/local`, `/opt` and `/etc`.
+/// The default roots on this machine: the home folder (and the agent's, when its commands run
+/// as another user: `TANDEM_AGENT_HOME`), `/usr/local`, `/opt` and `/etc`.
 pub fn default_roots() -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = std::env::var_os("HOME")
+    let mut roots: Vec<PathBuf> = ["HOME", "TANDEM_AGENT_HOME"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .filter(|h| !h.is_empty())
         .map(PathBuf::from)
-        .into_iter()
         .collect();
     roots.extend(["/usr/local", "/opt", "/etc"].map(PathBuf::from));
     roots
@@ -64,6 +73,10 @@ struct Stamp {
 #[derive(Debug, Clone, Default)]
 pub struct OutsideScan {
     entries: HashMap<PathBuf, Stamp>,
+    /// Folders whose every entry was stamped (a capped walk lists some only in part).
+    listed: HashSet<PathBuf>,
+    /// The roots themselves: their own stamp is never named.
+    roots: HashSet<PathBuf>,
 }
 
 /// The roots to watch and what never to walk (the workspace, the checkpoint home).
@@ -81,7 +94,12 @@ impl OutsideWatch {
         let mut roots: Vec<PathBuf> = roots
             .iter()
             .map(canon)
-            .filter(|r| r.is_dir() && !skip.iter().any(|s| r.starts_with(s)))
+            .filter(|r| {
+                r.is_dir()
+                    && r.parent().is_some()
+                    && !NEVER.iter().any(|n| r.starts_with(n))
+                    && !skip.iter().any(|s| r.starts_with(s))
+            })
             .collect();
         roots.sort();
         roots.dedup();
@@ -93,46 +111,61 @@ impl OutsideWatch {
 
     /// Stamps the watched folders now.
     pub fn scan(&self) -> OutsideScan {
-        let mut entries = HashMap::new();
+        let mut scan = OutsideScan::default();
         for root in &self.roots {
-            let mut stack = vec![(root.clone(), 0usize)];
-            if let Ok(meta) = std::fs::symlink_metadata(root) {
-                entries.insert(root.clone(), stamp(&meta));
-            }
-            while let Some((dir, depth)) = stack.pop() {
+            let Ok(meta) = std::fs::symlink_metadata(root) else {
+                continue;
+            };
+            let device = meta.dev();
+            scan.roots.insert(root.clone());
+            scan.entries.insert(root.clone(), stamp(&meta));
+            let mut budget = MAX_ENTRIES_PER_ROOT;
+            let mut queue = VecDeque::from([(root.clone(), 0usize)]);
+            while let Some((dir, depth)) = queue.pop_front() {
                 let Ok(read) = std::fs::read_dir(&dir) else {
                     continue;
                 };
-                for entry in read.flatten() {
-                    if entries.len() >= MAX_ENTRIES {
-                        return OutsideScan { entries };
+                let mut names: Vec<PathBuf> = read.flatten().map(|e| e.path()).collect();
+                names.sort();
+                let mut whole = true;
+                for path in names {
+                    if budget == 0 {
+                        whole = false;
+                        break;
                     }
-                    let Ok(meta) = entry.metadata() else {
+                    let Ok(meta) = std::fs::symlink_metadata(&path) else {
                         continue;
                     };
-                    let path = entry.path();
                     if meta.is_dir() {
                         if self.skipped(root, &path) {
                             continue;
                         }
+                        budget -= 1;
                         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                        let descend = depth + 1 < MAX_DEPTH && !NO_DESCEND.contains(&name);
-                        entries.insert(path.clone(), stamp(&meta));
+                        let descend = depth + 1 < MAX_DEPTH
+                            && !NO_DESCEND.contains(&name)
+                            && meta.dev() == device;
+                        scan.entries.insert(path.clone(), stamp(&meta));
                         if descend {
-                            stack.push((path, depth + 1));
+                            queue.push_back((path, depth + 1));
                         }
                     } else if depth == 0 {
-                        entries.insert(path, stamp(&meta));
+                        budget -= 1;
+                        scan.entries.insert(path, stamp(&meta));
                     }
+                }
+                if whole {
+                    scan.listed.insert(dir);
                 }
             }
         }
-        OutsideScan { entries }
+        scan
     }
 
     fn skipped(&self, root: &Path, path: &Path) -> bool {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         SKIP_NAMES.contains(&name)
+            || NEVER.iter().any(|n| path == Path::new(n))
             || self.skip.iter().any(|s| path == s)
             || path
                 .strip_prefix(root)
@@ -150,18 +183,23 @@ fn stamp(meta: &std::fs::Metadata) -> Stamp {
 }
 
 /// What changed outside the workspace from `before` to `after`: the topmost added and deleted
-/// entries, and folders (or top-level files) modified where no added or deleted entry in
-/// them says why. None of it is restorable.
+/// entries (of folders both scans listed whole), and folders (or top-level files) modified
+/// where no added or deleted entry in them says why; a root's own stamp is never named. None
+/// of it is restorable.
 pub fn changes(before: &OutsideScan, after: &OutsideScan) -> Vec<OutsideChange> {
+    let listed_by_both = |p: &Path| {
+        p.parent()
+            .is_some_and(|d| before.listed.contains(d) && after.listed.contains(d))
+    };
     let added: BTreeSet<&PathBuf> = after
         .entries
         .keys()
-        .filter(|p| !before.entries.contains_key(*p))
+        .filter(|p| !before.entries.contains_key(*p) && listed_by_both(p))
         .collect();
     let deleted: BTreeSet<&PathBuf> = before
         .entries
         .keys()
-        .filter(|p| !after.entries.contains_key(*p))
+        .filter(|p| !after.entries.contains_key(*p) && listed_by_both(p))
         .collect();
     let parents: BTreeSet<&Path> = added
         .iter()
@@ -193,7 +231,9 @@ pub fn changes(before: &OutsideScan, after: &OutsideScan) -> Vec<OutsideChange> 
         .entries
         .iter()
         .filter(|(p, s)| {
-            before.entries.get(*p).is_some_and(|b| b != *s) && !parents.contains(p.as_path())
+            before.entries.get(*p).is_some_and(|b| b != *s)
+                && !parents.contains(p.as_path())
+                && !after.roots.contains(*p)
         })
         .map(|(p, _)| p)
         .collect();
@@ -249,6 +289,37 @@ mod tests {
         assert!(
             changes(&after, &watch.scan()).is_empty(),
             "nothing changed since"
+        );
+    }
+
+    #[test]
+    fn a_capped_walk_never_reads_as_a_change_and_slash_is_no_root() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path().canonicalize().unwrap();
+        let many = h.join("many");
+        std::fs::create_dir_all(&many).unwrap();
+        for i in 0..(MAX_ENTRIES_PER_ROOT + 50) {
+            std::fs::create_dir(many.join(format!("d{i:05}"))).unwrap();
+        }
+        let watch = OutsideWatch::new(vec![h.clone()], vec![]);
+        let before = watch.scan();
+        // A new entry that sorts first pushes the last one out of the capped walk.
+        std::fs::create_dir(many.join("a-first")).unwrap();
+        std::fs::create_dir(h.join(".git")).unwrap();
+        let got = changes(&before, &watch.scan());
+        assert!(
+            got.iter().all(|c| c.change == PathChangeKind::Modified),
+            "no add or delete in a folder listed in part: {got:?}"
+        );
+        assert!(
+            !got.iter()
+                .any(|c| c.path.ends_with(".git") || Path::new(&c.path) == h),
+            "{got:?}"
+        );
+        assert!(
+            OutsideWatch::new(vec!["/".into(), "/proc".into()], vec![])
+                .roots
+                .is_empty()
         );
     }
 }

@@ -98,7 +98,7 @@ impl Store {
 
     fn finish(&self, journal: Journal) -> Result<Restored> {
         let failed = self.apply(&journal.tree, &journal.paths)?;
-        let taken = self.take_locked("rewind")?;
+        let taken = self.take_locked("rewind", None)?;
         let records = journal
             .records
             .as_deref()

@@ -251,8 +251,20 @@ impl Store {
     /// new commit is made only when the tree changed since the store's last checkpoint;
     /// otherwise that one is returned with no changes.
     pub fn take(&self, message: &str) -> Result<Taken> {
+        let scan = self.scan_outside();
         let _lock = self.lock()?;
-        self.take_locked(message)
+        self.take_locked(message, scan)
+    }
+
+    /// The watched folders outside the workspace stamped now (none unwatched). It runs before
+    /// the store's lock is taken: other conversations on the workspace do not wait for it.
+    fn scan_outside(&self) -> Option<Arc<crate::outside::OutsideScan>> {
+        let watch = self
+            .outside
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        watch.map(|w| Arc::new(w.scan()))
     }
 
     /// Watches `roots` outside the workspace (e.g. [`crate::outside::default_roots`]) around
@@ -281,8 +293,9 @@ impl Store {
     /// checkpoint) rather than from the store's last one: what one action changed, even when
     /// other conversations on the workspace checkpointed meanwhile.
     pub fn take_since(&self, base: &str, message: &str) -> Result<Taken> {
+        let scan = self.scan_outside();
         let _lock = self.lock()?;
-        let mut taken = self.take_locked(message)?;
+        let mut taken = self.take_locked(message, scan)?;
         taken.changes = if taken.tree == base {
             Changes::default()
         } else {
@@ -291,13 +304,13 @@ impl Store {
         Ok(taken)
     }
 
-    pub(crate) fn take_locked(&self, message: &str) -> Result<Taken> {
-        let watch = self
-            .outside
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let scan = watch.map(|w| Arc::new(w.scan()));
+    /// Takes a checkpoint with the store's lock held; `scan` is what the watched folders
+    /// outside looked like just before (none for a rewind's own checkpoint).
+    pub(crate) fn take_locked(
+        &self,
+        message: &str,
+        scan: Option<Arc<crate::outside::OutsideScan>>,
+    ) -> Result<Taken> {
         self.prepare()?;
         let tree = self.write_tree()?;
         let ignored = self.ignored()?;

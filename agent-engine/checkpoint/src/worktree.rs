@@ -53,7 +53,15 @@ impl Store {
                     "--git-common-dir",
                 ],
             )
-            .map_err(|_| CheckpointError::NotARepository(ws.clone()))?;
+            .map_err(|e| match e {
+                CheckpointError::Git { stderr, .. } if stderr.contains("dubious ownership") => {
+                    CheckpointError::Worktree(format!(
+                        "the repository at {} belongs to another user, and git works only in repositories of the user it runs as",
+                        ws.display()
+                    ))
+                }
+                _ => CheckpointError::NotARepository(ws.clone()),
+            })?;
         let text = String::from_utf8_lossy(&out).into_owned();
         let lines: Vec<&str> = text.lines().collect();
         let [top, prefix, common] = lines.as_slice() else {
@@ -64,6 +72,7 @@ impl Store {
             p if p.is_absolute() => p.to_path_buf(),
             p => ws.join(p),
         };
+        self.supported(&top)?;
         if dest.exists() {
             return Err(CheckpointError::Worktree(format!(
                 "{} already exists",
@@ -114,8 +123,39 @@ impl Store {
         Ok(made)
     }
 
-    /// Removes a worktree this store made and its branch (a fork that could not be created
-    /// after all leaves nothing behind).
+    /// Refuses repositories whose worktree would not hold the checkpoint's files as they
+    /// were: another object format than the store's (sha1), a partial clone (blobs of `HEAD`
+    /// may be missing), Git LFS (files outside the workspace would be pointers, since no
+    /// filter of the user's runs).
+    fn supported(&self, top: &Path) -> Result<()> {
+        let text = |args: &[&str]| {
+            self.git
+                .run_user(top, args)
+                .map(|o| String::from_utf8_lossy(&o).trim().to_owned())
+        };
+        let format = text(&["rev-parse", "--show-object-format"]).unwrap_or_default();
+        if !format.is_empty() && format != "sha1" {
+            return Err(CheckpointError::Worktree(format!(
+                "the repository uses {format} object names; a worktree fork needs a sha1 repository (fork with workspace: keep or restore)"
+            )));
+        }
+        if text(&["config", "--get", "extensions.partialClone"]).is_ok_and(|v| !v.is_empty()) {
+            return Err(CheckpointError::Worktree(
+                "the repository is a partial clone (some files of HEAD are not on this machine); fork with workspace: keep or restore".into(),
+            ));
+        }
+        if text(&["cat-file", "-p", "HEAD:.gitattributes"]).is_ok_and(|a| a.contains("filter=lfs"))
+        {
+            return Err(CheckpointError::Worktree(
+                "the repository keeps files in Git LFS, which a worktree fork would check out as pointer files; fork with workspace: keep or restore".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Takes back a worktree [`Store::worktree`] made just now, and its branch (`-b` created it:
+    /// it held no one else's commits), when the fork it was made for could not be created.
+    /// Other worktrees of the repository are left as they are (no prune).
     pub fn remove_worktree(&self, w: &Worktree) {
         let root = w.root.to_string_lossy().into_owned();
         let top = &w.repository;
@@ -123,7 +163,6 @@ impl Store {
             .git
             .run_user(top, &["worktree", "remove", "--force", &root]);
         let _ = std::fs::remove_dir_all(&w.root);
-        let _ = self.git.run_user(top, &["worktree", "prune"]);
         let _ = self.git.run_user(top, &["branch", "-D", &w.branch]);
     }
 

@@ -1,13 +1,13 @@
 //! `tandem checkpoints ID` and `tandem rewind ID --to EVENT`: a conversation's checkpoints and
 //! the way back, on this machine's conversations (`$TANDEM_HOME`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use tandem_checkpoint::{RecordLog, RewindTarget, Store};
-use tandem_protocol::Event;
 use tandem_protocol::api::{CheckpointAuthor, PathChange, RewindFiles};
-use tandem_sdk::ConversationStore;
+use tandem_protocol::{ConversationState, Event, ExecutionStatus};
+use tandem_sdk::{ConversationStore, EventLog};
 
 /// What `tandem rewind` restores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -20,22 +20,26 @@ pub enum Restore {
     Both,
 }
 
-/// The conversation's directory and workspace; fails when another process has it open.
-fn open(
-    store: &ConversationStore,
-    id: &str,
-) -> Result<(std::path::PathBuf, std::path::PathBuf, Vec<String>)> {
+/// A conversation opened from disk: holding it keeps another process from opening it until
+/// the rewind is done (files and head alike).
+struct Opened {
+    dir: PathBuf,
+    state: ConversationState,
+    log: EventLog,
+    events: Vec<Event>,
+}
+
+/// Opens the conversation; fails when another process has it open.
+fn open(store: &ConversationStore, id: &str) -> Result<Opened> {
     let (state, _meta, log, loaded) = store.load(id).with_context(|| {
-        format!("conversation {id}: cannot open it (a running `tandem serve` or the desktop app may have it open: rewind through it, POST /api/conversations/{id}/rewind)")
+        format!("conversation {id}: cannot open it (a running `tandem serve` or the desktop app may have it open: rewind through it, POST /api/conversations/{id}/rewind or /navigate)")
     })?;
-    let dir = log
-        .dir()
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    drop(log);
-    let events = loaded.events.iter().map(|e| e.id().to_owned()).collect();
-    Ok((dir, state.workspace.working_dir.into(), events))
+    Ok(Opened {
+        dir: store.dir_for(id)?,
+        state,
+        log,
+        events: loaded.events,
+    })
 }
 
 /// `tandem checkpoints ID`: one line per checkpoint that changed something.
@@ -83,8 +87,8 @@ pub fn rewind(
     all: bool,
     dry_run: bool,
 ) -> Result<()> {
-    let (dir, workspace, events) = open(store, id)?;
-    let log = RecordLog::new(&dir);
+    let mut conv = open(store, id)?;
+    let log = RecordLog::new(&conv.dir);
     let records = log.read()?;
     let target = if records
         .iter()
@@ -109,9 +113,10 @@ pub fn rewind(
                 .map(|r| r.event_id.clone())
                 .unwrap_or_default(),
         };
-        navigate(store, id, &event, dry_run)?;
-        return Ok(());
+        return navigate(store, id, &mut conv, &event, dry_run);
     }
+    let workspace = PathBuf::from(&conv.state.workspace.working_dir);
+    let events: Vec<String> = conv.events.iter().map(|e| e.id().to_owned()).collect();
     let checkpoints = Store::open(home, &workspace)?;
     let files = if all {
         RewindFiles::All
@@ -138,7 +143,7 @@ pub fn rewind(
             RewindTarget::Event(e) => e.clone(),
             RewindTarget::Checkpoint(_) => answer.event_id.clone(),
         };
-        navigate(store, id, &event, dry_run)?;
+        navigate(store, id, &mut conv, &event, dry_run)?;
     }
     match &answer.undo_checkpoint_id {
         Some(undo) => eprintln!(
@@ -151,12 +156,17 @@ pub fn rewind(
 }
 
 /// Moves the conversation's head to `event` (what navigate does in a live conversation): the
-/// conversation continues from there; later events stay on disk on their branch.
-fn navigate(store: &ConversationStore, id: &str, event: &str, dry_run: bool) -> Result<()> {
-    let (mut state, _meta, mut log, loaded) = store.load(id).with_context(|| {
-        format!("conversation {id}: cannot open it (a running `tandem serve` or the desktop app may have it open: navigate through it, POST /api/conversations/{id}/navigate)")
-    })?;
-    let known = loaded
+/// conversation continues from there, idle; later events stay on disk on their branch. Both
+/// changes are events, as the live conversation records them, so a replay of the log (which
+/// reads no saved state) reaches the same head and status.
+fn navigate(
+    store: &ConversationStore,
+    id: &str,
+    conv: &mut Opened,
+    event: &str,
+    dry_run: bool,
+) -> Result<()> {
+    let known = conv
         .events
         .iter()
         .any(|e| e.id() == event && !matches!(e, Event::StateUpdate(_)));
@@ -167,16 +177,26 @@ fn navigate(store: &ConversationStore, id: &str, event: &str, dry_run: bool) -> 
         eprintln!("· would move the conversation's head to event {event}");
         return Ok(());
     }
-    let parent = state.leaf_event_id.clone();
-    log.append(&Event::state_update(
+    let head = tandem_sdk::branch::head(&conv.events);
+    let moved = Event::state_update(
         tandem_sdk::branch::LEAF_KEY,
         serde_json::Value::String(event.to_owned()),
-        parent,
-    ))?;
-    state.leaf_event_id = Some(event.to_owned());
-    state.execution_status = tandem_protocol::ExecutionStatus::Idle;
-    let dir = store.dir_for(id)?;
-    store.save_state(&dir, &state)?;
+        head,
+    );
+    conv.log.append(&moved)?;
+    conv.events.push(moved);
+    if conv.state.execution_status != ExecutionStatus::Idle {
+        let idle = Event::state_update(
+            "execution_status",
+            serde_json::json!(ExecutionStatus::Idle.as_str()),
+            Some(event.to_owned()),
+        );
+        conv.log.append(&idle)?;
+        conv.events.push(idle);
+    }
+    conv.state.leaf_event_id = Some(event.to_owned());
+    conv.state.execution_status = ExecutionStatus::Idle;
+    store.save_state(&conv.dir, &conv.state)?;
     eprintln!("· the conversation's head is now event {event}; later events stay on their branch");
     Ok(())
 }

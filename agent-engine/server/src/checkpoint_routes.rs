@@ -344,11 +344,13 @@ async fn fork_worktree(
     let worker = store.clone();
     let made = tokio::task::spawn_blocking(move || {
         let records = log.read()?;
-        let tree = match event
-            .as_deref()
-            .and_then(|e| tandem_checkpoint::resolve_event(&records, &events, e))
-        {
-            Some(i) => records[i].tree.clone(),
+        let tree = match event.as_deref() {
+            Some(e) => match tandem_checkpoint::resolve_event(&records, &events, e) {
+                Some(i) => records[i].tree.clone(),
+                // Without a checkpoint the workspace as of that event is not known: the
+                // worktree does not stand in the workspace as it is now.
+                None => return Err(CheckpointError::Empty),
+            },
             None => worker.snapshot()?,
         };
         let dest = home.join("worktrees").join(&id);

@@ -14,8 +14,8 @@ use axum::extract::{Path as UrlPath, State};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tandem_protocol::{
-    FileDiff, Message, RejectHunkRequest, RejectHunkResponse, WorkspaceDiff, WorkspaceEntry,
-    WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
+    ExecutionStatus, FileDiff, Message, RejectHunkRequest, RejectHunkResponse, WorkspaceDiff,
+    WorkspaceEntry, WorkspaceFile, WorkspaceTree, WriteWorkspaceFileRequest,
 };
 
 use crate::AppState;
@@ -101,6 +101,9 @@ pub struct Baseline {
     pub taken_at: String,
     /// Relative path → text, or `None` for a binary or oversized file (then `hash` tells change).
     pub files: BTreeMap<String, BaselineFile>,
+    /// The walk stopped at [`MAX_ENTRIES`] files: a path it does not list may have been there.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 /// One file of the baseline.
@@ -167,6 +170,7 @@ impl Baseline {
             taken_at: chrono::Utc::now()
                 .format("%Y-%m-%dT%H:%M:%S%.6fZ")
                 .to_string(),
+            truncated: files.len() >= MAX_ENTRIES,
             files,
         }
     }
@@ -388,6 +392,12 @@ pub async fn reject_hunk(
     let cid = conversation_id(&id)?;
     let live = state.registry.get(&cid).await?;
     let (root, dir) = (live.workspace.clone(), live.handle.dir().to_path_buf());
+    if live.handle.status() == ExecutionStatus::Running {
+        // The agent could be writing the same file: pause it, then review.
+        return Err(ApiError::Conflict(
+            "the agent is running: pause it before rejecting a hunk".into(),
+        ));
+    }
     if req
         .reason
         .as_ref()
@@ -416,42 +426,11 @@ pub async fn reject_hunk(
     writable_file(arg, &path).await?;
     let root_c = root.canonicalize().map_err(|_| ApiError::NotFound)?;
     let shown = rel(&root_c, &path);
-    let (req2, path2, shown2) = (req.clone(), path.clone(), shown.clone());
-    let exists = tokio::task::spawn_blocking(move || -> Result<bool> {
-        let base = Baseline::load(&dir).unwrap_or_default();
-        let old = match base.files.get(&shown2) {
-            Some(BaselineFile { text: Some(t), .. }) => Some(t.clone()),
-            Some(_) => {
-                return Err(ApiError::Unprocessable(format!(
-                    "`{shown2}` was binary or over 1 MB when the conversation started; its hunks cannot be rejected (rewind to a checkpoint instead)"
-                )));
-            }
-            None => None,
-        };
-        let new = review::current_text(&path2, &shown2)?;
-        let reverted = review::revert_hunk(
-            old.as_deref().unwrap_or(""),
-            new.as_deref().unwrap_or(""),
-            &req2.hunk,
-        )
-        .ok_or_else(|| {
-            ApiError::Conflict(format!(
-                "that hunk is no longer in the changes of `{shown2}` (the file changed since it was shown); reload the changes"
-            ))
-        })?;
-        if old.is_none() && reverted.is_empty() {
-            // All of a file the agent added: it goes.
-            if new.is_some() {
-                std::fs::remove_file(&path2).map_err(|e| arg_io(&req2.path, "removing", &e))?;
-            }
-            return Ok(false);
-        }
-        if let Some(parent) = path2.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| arg_io(&req2.path, "creating the folders of", &e))?;
-        }
-        std::fs::write(&path2, reverted.as_bytes()).map_err(|e| arg_io(&req2.path, "writing", &e))?;
-        Ok(true)
+    let (hunk, path2, shown2) = (req.hunk.clone(), path.clone(), shown.clone());
+    let raw = req.path.clone();
+    let exists = tokio::task::spawn_blocking(move || {
+        let arg = PathArg::new(&raw, &["body", "path"]);
+        review::reject(&dir, &root, arg, &path2, &shown2, &hunk)
     })
     .await
     .map_err(|e| ApiError::Internal(e.to_string()))??;
@@ -485,8 +464,4 @@ pub async fn reject_hunk(
         file,
         agent_told: told.is_ok(),
     }))
-}
-
-fn arg_io(raw: &str, doing: &str, e: &std::io::Error) -> ApiError {
-    PathArg::new(raw, &["body", "path"]).io_error(doing, e)
 }

@@ -152,3 +152,75 @@ async fn bad_review_requests_name_what_is_wrong() {
     assert_eq!(s, 200, "{ok}");
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "a\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rejection_the_baseline_cannot_vouch_for_deletes_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let t = TestServer::start().await;
+    let ws = t.workspace.clone();
+    std::fs::write(ws.join("run.sh"), "echo a\n").unwrap();
+    std::fs::set_permissions(ws.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let llm = harness::llm(vec![]);
+    let id = t.create(&llm, json!({})).await;
+    let reject = format!("/api/conversations/{id}/workspace/reject-hunk");
+
+    // A rejected hunk keeps the file's mode (the exec bit stays).
+    std::fs::write(ws.join("run.sh"), "echo b\n").unwrap();
+    let (s, ok) = t
+        .post(
+            &reject,
+            json!({"path": "run.sh", "hunk": "@@ -1 +1 @@\n-echo a\n+echo b\n"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{ok}");
+    let meta = std::fs::metadata(ws.join("run.sh")).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o755);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("run.sh")).unwrap(),
+        "echo a\n"
+    );
+
+    // A folder the Changes view leaves out: refused, the file stays.
+    std::fs::create_dir_all(ws.join("node_modules/pkg")).unwrap();
+    std::fs::write(ws.join("node_modules/pkg/index.js"), "x\n").unwrap();
+    let (s, e) = t
+        .post(
+            &reject,
+            json!({"path": "node_modules/pkg/index.js", "hunk": "@@ -0,0 +1 @@\n+x\n"}),
+        )
+        .await;
+    assert_eq!(s, 422, "{e}");
+    assert!(e.to_string().contains("node_modules"), "{e}");
+    assert!(ws.join("node_modules/pkg/index.js").exists());
+
+    // Without a baseline (missing, then corrupt), a file it would not list is not taken for
+    // one the agent added.
+    std::fs::write(ws.join("mine.txt"), "the person's own\n").unwrap();
+    let conv = t
+        .home
+        .path()
+        .join("conversations")
+        .join(id.replace('-', ""));
+    let baseline = conv.join("tandem_workspace_baseline.json");
+    std::fs::remove_file(&baseline).unwrap();
+    for corrupt in [None, Some("{\"taken")] {
+        if let Some(text) = corrupt {
+            std::fs::write(&baseline, text).unwrap();
+        }
+        let (s, e) = t
+            .post(
+                &reject,
+                json!({"path": "mine.txt", "hunk": "@@ -0,0 +1 @@\n+the person's own\n"}),
+            )
+            .await;
+        assert_eq!(s, 409, "{e}");
+        assert!(e.to_string().contains("baseline"), "{e}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.join("mine.txt")).unwrap(),
+        "the person's own\n"
+    );
+    let (s, _) = t.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(s, 200, "the conversation keeps serving");
+}
