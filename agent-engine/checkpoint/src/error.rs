@@ -37,6 +37,9 @@ pub enum CheckpointError {
     /// A fork's worktree could not be made.
     #[error("cannot make the fork's worktree: {0}")]
     Worktree(String),
+    /// A setting names something a store cannot use.
+    #[error("checkpoint settings: {0}")]
+    Config(String),
     /// The workspace to checkpoint is not a directory.
     #[error("checkpoint store: the workspace {0} is not a directory")]
     NotADirectory(PathBuf),

@@ -37,6 +37,8 @@ pub(crate) struct Git {
     pub store: PathBuf,
     /// The work tree.
     pub workspace: PathBuf,
+    /// Settings of this store's kind on top of [`CONFIG`] (the system store's).
+    pub extra: &'static [&'static str],
 }
 
 impl Git {
@@ -75,7 +77,7 @@ impl Git {
             .env("GIT_COMMITTER_EMAIL", "checkpoints@tandem.invalid")
             .env("GIT_TERMINAL_PROMPT", "0")
             .current_dir(work_tree);
-        for setting in CONFIG {
+        for setting in CONFIG.iter().chain(self.extra) {
             c.args(["-c", setting]);
         }
         c.args(args);
@@ -196,6 +198,27 @@ impl Git {
         // Not bare after all: the workspace is its work tree.
         self.run(&["config", "core.bare", "false"])?;
         Ok(())
+    }
+
+    /// The size of each of `ids` (in order), `None` for an object the store does not have.
+    pub fn sizes(&self, ids: &[String]) -> Result<Vec<Option<u64>>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut input = ids.join("\n");
+        input.push('\n');
+        let out = self.run_with_input(&["cat-file", "--batch-check"], Some(input.as_bytes()))?;
+        let text = String::from_utf8_lossy(&out);
+        // "ID TYPE SIZE", or "ID missing".
+        let mut sizes: Vec<Option<u64>> = text
+            .lines()
+            .map(|l| match l.split(' ').collect::<Vec<_>>().as_slice() {
+                [_, _, size] => size.parse().ok(),
+                _ => None,
+            })
+            .collect();
+        sizes.resize(ids.len(), None);
+        Ok(sizes)
     }
 
     /// The blobs of `ids` (in order), read through one `git cat-file --batch`.

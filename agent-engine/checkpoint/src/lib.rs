@@ -19,6 +19,7 @@ mod plan;
 mod records;
 mod restore;
 mod store;
+pub mod system;
 mod worktree;
 
 pub use error::{CheckpointError, Result};

@@ -172,6 +172,19 @@ pub fn rewind(
             .ok_or_else(|| CheckpointError::UnknownCheckpoint(c.clone()))?,
     };
     let plan = plan_rewind(store, &records, target, files)?;
+    // The sandbox's system store, to its checkpoint at the target (the newest one recorded at
+    // or before it); older records, taken before it was on, leave it alone.
+    let system = store.system().and_then(|system| {
+        let commit = records[..=target]
+            .iter()
+            .rev()
+            .find_map(|r| r.system.clone())?;
+        Some((system, commit))
+    });
+    let system_plan = match &system {
+        Some((system, commit)) => Some(crate::system::plan(system, commit)?),
+        None => None,
+    };
     let paths: Vec<String> = plan.restored.iter().map(|p| p.path.clone()).collect();
     let diff = if paths.is_empty() {
         String::new()
@@ -188,20 +201,46 @@ pub fn rewind(
         leaf_event_id: None,
         dry_run,
     };
+    if let Some(sp) = &system_plan {
+        // Outside the workspace: absolute paths.
+        response
+            .restored
+            .extend(sp.restored.iter().map(|r| RestoredPath {
+                path: format!("/{}", r.path),
+                change: r.change,
+            }));
+        response.skipped.extend(sp.skipped.iter().cloned());
+    }
     if dry_run {
         return Ok(response);
     }
     let leaf = events.last().map(String::as_str).unwrap_or_default();
-    let undo = store.take("before a rewind")?;
+    let mut undo = store.take("before a rewind")?;
+    if let Some((system, _)) = &system {
+        undo.system = Some(system.take("before a rewind")?.commit);
+    }
     let undo = log.append(&undo, leaf, CheckpointAuthor::Person, None)?;
+    // The system first: the workspace's checkpoint after the rewind then records where the
+    // system ended.
+    let mut failed = Vec::new();
+    if let (Some((system, _)), Some(sp)) = (&system, &system_plan)
+        && !sp.restored.is_empty()
+    {
+        let done = system.restore_to(&sp.tree, &sp.restored, None, leaf)?;
+        failed.extend(done.failed.into_iter().map(|f| SkippedPath {
+            path: format!("/{}", f.path),
+            reason: f.reason,
+        }));
+    }
     let restored = store.restore(&plan.target.tree, &plan.restored, log, leaf)?;
+    failed.extend(restored.failed);
     response.undo_checkpoint_id = Some(undo.id);
-    if !restored.failed.is_empty() {
-        let failed: BTreeSet<&str> = restored.failed.iter().map(|f| f.path.as_str()).collect();
+    if !failed.is_empty() {
+        let names: BTreeSet<&str> = failed.iter().map(|f| f.path.as_str()).collect();
         response
             .restored
-            .retain(|r| !failed.contains(r.path.as_str()));
-        response.skipped.extend(restored.failed);
+            .retain(|r| !names.contains(r.path.as_str()));
+        response.skipped.extend(failed);
     }
     Ok(response)
 }

@@ -51,11 +51,23 @@ impl Store {
         records: &RecordLog,
         event_id: &str,
     ) -> Result<Restored> {
+        self.restore_to(tree, paths, Some(records.path()), event_id)
+    }
+
+    /// [`Store::restore`] with the checkpoint after recorded in `records` when given (the
+    /// system store's restores are in no conversation's record).
+    pub(crate) fn restore_to(
+        &self,
+        tree: &str,
+        paths: &[RestoredPath],
+        records: Option<&Path>,
+        event_id: &str,
+    ) -> Result<Restored> {
         let _lock = self.lock()?;
         let journal = Journal {
             tree: tree.to_owned(),
             paths: paths.to_vec(),
-            records: Some(records.path().to_owned()),
+            records: records.map(Path::to_path_buf),
             event_id: event_id.to_owned(),
         };
         let bytes = serde_json::to_vec(&journal).map_err(|e| CheckpointError::Corrupt {
@@ -98,7 +110,8 @@ impl Store {
 
     fn finish(&self, journal: Journal) -> Result<Restored> {
         let failed = self.apply(&journal.tree, &journal.paths)?;
-        let taken = self.take_locked("rewind", None)?;
+        let mut taken = self.take_locked("rewind", None)?;
+        taken.system = self.system().and_then(|s| s.head_commit());
         let records = journal
             .records
             .as_deref()
@@ -201,7 +214,8 @@ pub fn recover_all(home: &Path) -> Vec<(PathBuf, Result<()>)> {
     };
     let mut out = Vec::new();
     for dir in dirs.flatten().map(|d| d.path()) {
-        if !dir.join(JOURNAL).is_file() {
+        // The system store's is finished when it is opened (Store::open_system).
+        if !dir.join(JOURNAL).is_file() || dir.file_name().is_some_and(|n| n == "system") {
             continue;
         }
         let result = std::fs::read(dir.join("workspace"))
@@ -270,6 +284,7 @@ fn write_entry(
         mode => write_file(&temp, blob, mode == "100755"),
     };
     let renamed = written.and_then(|()| {
+        keep_owner(&temp, &path, parent);
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
             // A directory where the checkpoint has a file: only an empty one is replaced.
             std::fs::remove_dir(&path)?;
@@ -281,6 +296,37 @@ fn write_entry(
         return Err(format!("cannot write: {e}"));
     }
     Ok(())
+}
+
+/// Gives a written file the owner and permission bits of the file it replaces (the exec bit
+/// stays the checkpoint's), or, for a new one, its folder's owner: a root server restoring a
+/// person's file or the agent's home leaves it theirs, and a private file stays private.
+/// Best effort: without the right to change owners the file stays the server's.
+fn keep_owner(temp: &Path, path: &Path, parent: &Path) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(written) = std::fs::symlink_metadata(temp) else {
+        return;
+    };
+    let old = std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.is_file() == written.is_file());
+    if let Some(old) = old.as_ref().filter(|_| written.is_file()) {
+        // Read and write bits from the old file; execute where it can be read, when the
+        // checkpoint's file is executable. Never a set-id bit.
+        let read_write = old.mode() & 0o666;
+        let exec = if written.mode() & 0o111 != 0 {
+            (read_write & 0o444) >> 2
+        } else {
+            0
+        };
+        let _ = std::fs::set_permissions(temp, std::fs::Permissions::from_mode(read_write | exec));
+    }
+    let owner = old.or_else(|| std::fs::metadata(parent).ok());
+    if let Some(owner) = owner
+        && (owner.uid() != written.uid() || owner.gid() != written.gid())
+    {
+        let _ = std::os::unix::fs::lchown(temp, Some(owner.uid()), Some(owner.gid()));
+    }
 }
 
 fn write_file(path: &Path, bytes: &[u8], executable: bool) -> std::io::Result<()> {

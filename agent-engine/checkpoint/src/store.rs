@@ -51,6 +51,9 @@ pub struct Taken {
     pub outside: Vec<tandem_protocol::api::OutsideChange>,
     /// The watched folders outside the workspace when it was taken (when watched).
     pub(crate) scan: Option<Arc<crate::outside::OutsideScan>>,
+    /// The system store's checkpoint at the same moment (in a sandbox; see
+    /// [`Store::watch_system`]).
+    pub system: Option<String>,
 }
 
 /// One path of a raw diff.
@@ -94,6 +97,7 @@ impl Taken {
             ignored: self.ignored.clone(),
             timestamp: tandem_protocol::now_timestamp(),
             outside: self.outside.clone(),
+            system: self.system.clone(),
         }
     }
 }
@@ -112,7 +116,12 @@ pub struct Store {
     pub(crate) git: Git,
     pub(crate) head: Mutex<Head>,
     /// The folders outside the workspace watched around actions (none unless asked).
-    outside: Mutex<Option<crate::outside::OutsideWatch>>,
+    pub(crate) outside: Mutex<Option<crate::outside::OutsideWatch>>,
+    /// What a checkpoint covers: pathspecs below the work tree (the system store's roots);
+    /// empty: all of it.
+    pub(crate) scope: Vec<String>,
+    /// The system store checkpointed with this one (in a sandbox), restorable outside effects.
+    pub(crate) system: Mutex<Option<Arc<Store>>>,
 }
 
 /// The directory of `workspace`'s store under `home` (`$TANDEM_HOME`).
@@ -145,7 +154,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-fn open_stores() -> &'static Mutex<HashMap<PathBuf, Weak<Store>>> {
+pub(crate) fn open_stores() -> &'static Mutex<HashMap<PathBuf, Weak<Store>>> {
     static STORES: OnceLock<Mutex<HashMap<PathBuf, Weak<Store>>>> = OnceLock::new();
     STORES.get_or_init(Default::default)
 }
@@ -169,9 +178,12 @@ impl Store {
             git: Git {
                 store: dir.clone(),
                 workspace,
+                extra: &[],
             },
             head: Mutex::new(Head::default()),
             outside: Mutex::new(None),
+            scope: Vec::new(),
+            system: Mutex::new(None),
         });
         {
             let _lock = store.lock()?;
@@ -253,12 +265,27 @@ impl Store {
     pub fn take(&self, message: &str) -> Result<Taken> {
         let scan = self.scan_outside();
         let _lock = self.lock()?;
-        self.take_locked(message, scan)
+        let mut taken = self.take_locked(message, scan)?;
+        drop(_lock);
+        taken.system = self.system().and_then(|s| s.head_commit());
+        Ok(taken)
+    }
+
+    /// The newest checkpoint of the store's chain.
+    pub(crate) fn head_commit(&self) -> Option<String> {
+        self.head
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .commit
+            .clone()
     }
 
     /// The watched folders outside the workspace stamped now (none unwatched). It runs before
     /// the store's lock is taken: other conversations on the workspace do not wait for it.
     fn scan_outside(&self) -> Option<Arc<crate::outside::OutsideScan>> {
+        if self.system().is_some() {
+            return None;
+        }
         let watch = self
             .outside
             .lock()
@@ -285,6 +312,16 @@ impl Store {
         let mut taken = self.take_since(&before.tree, message)?;
         if let (Some(a), Some(b)) = (&before.scan, &taken.scan) {
             taken.outside = crate::outside::changes(a, b);
+        }
+        if let Some(system) = self.system() {
+            // Never the agent's failure: without it the action's outside effects go unnamed.
+            match system.take(message) {
+                Ok(after) => {
+                    taken.outside = crate::system::outside_changes(&after.changes);
+                    taken.system = Some(after.commit);
+                }
+                Err(e) => tracing::warn!("the system checkpoint after an action failed: {e}"),
+            }
         }
         Ok(taken)
     }
@@ -325,6 +362,7 @@ impl Store {
                 ignored,
                 outside: Vec::new(),
                 scan,
+                system: None,
             });
         }
         let changes = match &head.tree {
@@ -350,6 +388,7 @@ impl Store {
             ignored,
             outside: Vec::new(),
             scan,
+            system: None,
         })
     }
 
@@ -375,21 +414,33 @@ impl Store {
 
     fn add_and_write_tree(&self) -> Result<String> {
         // --ignore-errors: an unreadable file is left out, not the whole checkpoint.
-        self.git
-            .run(&["add", "--all", "--ignore-errors", "--", "."])
-            .or_else(|e| match &e {
-                // What add could not read it reports and skips; the tree is still written.
-                CheckpointError::Git { stderr, .. } if stderr.contains("unable to index") => {
-                    tracing::warn!("checkpoint: {e}");
-                    Ok(Vec::new())
-                }
-                _ => Err(e),
-            })?;
-        self.git.line(&["write-tree"])
+        let mut args = vec!["add", "--all", "--ignore-errors", "--"];
+        if self.scope.is_empty() {
+            args.push(".");
+        } else {
+            args.extend(self.scope.iter().map(String::as_str));
+        }
+        self.git.run(&args).or_else(|e| match &e {
+            // What add could not read it reports and skips; the tree is still written.
+            CheckpointError::Git { stderr, .. } if stderr.contains("unable to index") => {
+                tracing::warn!("checkpoint: {e}");
+                Ok(Vec::new())
+            }
+            _ => Err(e),
+        })?;
+        if self.scope.is_empty() {
+            self.git.line(&["write-tree"])
+        } else {
+            // The system store's baseline names the image's files without keeping them.
+            self.git.line(&["write-tree", "--missing-ok"])
+        }
     }
 
     /// Ignored trees and files at the workspace's top levels, by name.
     fn ignored(&self) -> Result<Vec<String>> {
+        if !self.scope.is_empty() {
+            return Ok(Vec::new());
+        }
         let out = self.git.run(&[
             "ls-files",
             "-z",

@@ -42,6 +42,30 @@ fn open(store: &ConversationStore, id: &str) -> Result<Opened> {
     })
 }
 
+/// `tandem system-checkpoint`: the system store's checkpoint now (its baseline on first use).
+pub fn system(home: &Path) -> Result<()> {
+    let roots = tandem_checkpoint::system::roots_from_env();
+    if roots.is_empty() {
+        bail!(
+            "{} names no folder (e.g. /usr:/etc:/home)",
+            tandem_checkpoint::system::ENV
+        );
+    }
+    let started = std::time::Instant::now();
+    let system = Store::open_system(home, &roots)?;
+    println!(
+        "system checkpoint of {} in {:.1} s: {}",
+        roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        started.elapsed().as_secs_f64(),
+        system.dir().display()
+    );
+    Ok(())
+}
+
 /// `tandem checkpoints ID`: one line per checkpoint that changed something.
 pub fn list(store: &ConversationStore, id: &str) -> Result<()> {
     let dir = store.dir_for(id)?;

@@ -122,6 +122,10 @@ enum Cmd {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Take the checkpoint of the folders `TANDEM_SYSTEM_CHECKPOINTS` names (the sandbox image
+    /// runs it when built, so the image's files are the baseline a rewind returns to).
+    #[command(hide = true)]
+    SystemCheckpoint,
     /// Run the agent server (OpenHands-compatible API, PTY and workspace endpoints, OpenAI gateway).
     Serve(serve::ServeArgs),
     /// Docker sandboxes: build the image, start, stop and list sandboxes.
@@ -339,6 +343,10 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
         }
         Cmd::Checkpoints { id } => {
             checkpoints::list(&store, &id)?;
+            Ok(0)
+        }
+        Cmd::SystemCheckpoint => {
+            checkpoints::system(&home)?;
             Ok(0)
         }
         Cmd::Rewind {

@@ -31,6 +31,10 @@ pub struct ServerConfig {
     /// named (not restorable); default: the home folder, `/usr/local`, `/opt`, `/etc`; none
     /// with `TANDEM_CHECKPOINTS_OUTSIDE=off`.
     pub checkpoints_outside: Vec<PathBuf>,
+    /// Folders outside workspaces checkpointed with them, so a rewind takes back what an
+    /// action changed there (the sandbox's `/usr`, `/etc`, homes: `TANDEM_SYSTEM_CHECKPOINTS`);
+    /// none by default. They replace the watched folders above.
+    pub checkpoints_system: Vec<PathBuf>,
     /// Where server-level secrets are kept (values in memory only when `None`).
     pub secrets_file: Option<PathBuf>,
     /// Runs at once; more answer 429.
@@ -77,6 +81,7 @@ impl ServerConfig {
             bash_events_dir: home.join("bash_events"),
             checkpoints_home: Some(home.to_owned()),
             checkpoints_outside: tandem_checkpoint::outside::default_roots(),
+            checkpoints_system: Vec::new(),
             secrets_file: None,
             max_concurrent_runs: 10,
             idle_ttl: Duration::from_secs(1200),
@@ -139,6 +144,7 @@ impl ServerConfig {
         {
             c.checkpoints_outside.clear();
         }
+        c.checkpoints_system = tandem_checkpoint::system::roots_from_env();
         c.vnc_addr = env("TANDEM_VNC_ADDR").map(|a| a.trim().to_owned());
         if let Some(llm) = llm_from_env() {
             c.profiles.insert("default".into(), llm);

@@ -158,7 +158,21 @@ impl Server {
         let sub_agents = registry::ServerSubAgents::new(Arc::downgrade(&state.0));
         state.registry.set_sub_agents(Arc::new(sub_agents));
         if let Some(home) = state.config.checkpoints_home.clone() {
-            // A rewind a crash interrupted ends as the rewind, before any agent runs again.
+            // A rewind a crash interrupted ends as the rewind, before any agent runs again; the
+            // system store (in a sandbox) also takes the checkpoint that absorbs its start.
+            let roots = state.config.checkpoints_system.clone();
+            if !roots.is_empty() {
+                let home = home.clone();
+                let opened = tokio::task::spawn_blocking(move || {
+                    tandem_checkpoint::Store::open_system(&home, &roots)
+                })
+                .await;
+                match opened {
+                    Ok(Ok(_)) => tracing::info!("outside effects are checkpointed"),
+                    Ok(Err(e)) => tracing::warn!("outside effects are not checkpointed: {e}"),
+                    Err(e) => tracing::warn!("outside effects are not checkpointed: {e}"),
+                }
+            }
             let finished =
                 tokio::task::spawn_blocking(move || tandem_checkpoint::recover_all(&home)).await;
             for (store, result) in finished.unwrap_or_default() {

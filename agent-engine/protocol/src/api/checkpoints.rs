@@ -51,6 +51,10 @@ pub struct Checkpoint {
     /// packages, an edited `~/.bashrc`); absolute paths.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outside: Vec<OutsideChange>,
+    /// In a sandbox: the checkpoint of the container's own folders outside the workspace at
+    /// the same moment, which a rewind to this checkpoint returns them to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
 }
 
 /// How a path changed.

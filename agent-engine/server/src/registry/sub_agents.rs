@@ -92,6 +92,16 @@ impl Registry {
                 if !self.config.checkpoints_outside.is_empty() {
                     store.watch_outside(self.config.checkpoints_outside.clone());
                 }
+                if !self.config.checkpoints_system.is_empty() {
+                    // Opened (and its restores finished) when the server started.
+                    match tandem_checkpoint::Store::open_system(
+                        home,
+                        &self.config.checkpoints_system,
+                    ) {
+                        Ok(system) => store.watch_system(system),
+                        Err(e) => tracing::warn!("outside effects are not checkpointed: {e}"),
+                    }
+                }
                 Some(store)
             }
             Err(e) => {
