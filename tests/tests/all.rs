@@ -13,6 +13,7 @@ mod remote_cli;
 mod rewind_crash;
 mod sandbox;
 mod sandbox_trust;
+mod sandbox_undo;
 mod subagents;
 
 use std::path::Path;

@@ -103,15 +103,15 @@ impl AgentUser {
         self.apply_std(cmd.as_std_mut());
     }
 
-    /// [`apply`](Self::apply) for a standard library command.
+    /// [`apply`](Self::apply) for a standard library command. Its `HOME` is the user's also
+    /// when no switch is needed (an agent running as root beside a root server).
     pub fn apply_std(&self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
-        if !self.differs_from_this_process() {
-            return;
-        }
-        cmd.uid(self.uid).gid(self.gid);
         if let Some(home) = &self.home {
             cmd.env("HOME", home);
+        }
+        if self.differs_from_this_process() {
+            cmd.uid(self.uid).gid(self.gid);
         }
     }
 

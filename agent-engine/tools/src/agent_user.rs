@@ -6,9 +6,13 @@
 use portable_pty::CommandBuilder;
 pub use tandem_process::agent_user::{AgentUser, AgentUserError, agent_user};
 
-/// `cmd` started as `user`: its program and arguments behind `setpriv` (nothing changes when
-/// this process already is that user), its `HOME` the user's when known.
+/// `cmd` started as `user`: its program and arguments behind `setpriv` (not when this process
+/// already is that user), its `HOME` the user's when known (also then: an agent running as
+/// root beside a root server has its own home, not the server's).
 pub fn wrap_pty(user: &AgentUser, cmd: &mut CommandBuilder) {
+    if let Some(home) = &user.home {
+        cmd.env("HOME", home);
+    }
     let Some(prefix) = user.setpriv_prefix() else {
         return;
     };
@@ -16,9 +20,6 @@ pub fn wrap_pty(user: &AgentUser, cmd: &mut CommandBuilder) {
     let mut wrapped: Vec<std::ffi::OsString> = prefix.into_iter().map(Into::into).collect();
     wrapped.append(argv);
     *argv = wrapped;
-    if let Some(home) = &user.home {
-        cmd.env("HOME", home);
-    }
 }
 
 #[cfg(test)]
@@ -37,6 +38,15 @@ mod tests {
         let mut cmd = CommandBuilder::new("bash");
         wrap_pty(&me, &mut cmd);
         assert_eq!(cmd.get_argv(), &vec![std::ffi::OsString::from("bash")]);
+        // The same user with a home of its own: no setpriv, that home.
+        let rooted = AgentUser {
+            home: Some("/root".into()),
+            ..me.clone()
+        };
+        let mut cmd = CommandBuilder::new("bash");
+        wrap_pty(&rooted, &mut cmd);
+        assert_eq!(cmd.get_argv(), &vec![std::ffi::OsString::from("bash")]);
+        assert_eq!(cmd.get_env("HOME"), Some(std::ffi::OsStr::new("/root")));
 
         let other = AgentUser {
             uid: me.uid + 1,
