@@ -2095,6 +2095,11 @@ export interface components {
              *     packages, an edited `~/.bashrc`); absolute paths.
              */
             outside?: components["schemas"]["OutsideChange"][];
+            /**
+             * @description In a sandbox: the checkpoint of the container's own folders outside the workspace at
+             *     the same moment, which a rewind to this checkpoint returns them to.
+             */
+            system?: string | null;
             /** @description When it was taken (ISO 8601). */
             timestamp: string;
             /** @description The tool whose action made them (agent checkpoints). */
