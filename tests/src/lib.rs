@@ -21,6 +21,33 @@ use nix::unistd::Pid;
 /// The session key the test servers accept.
 pub const KEY: &str = "e2e-key";
 
+/// `METHOD url` with the session key `key` (and a JSON body): the status and the JSON answer
+/// (its text as a string when it is not JSON); status 0 with the error when the request could
+/// not be sent (a server killed on purpose).
+pub async fn api(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    key: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut r = http.request(method, url).header("X-Session-API-Key", key);
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    match r.send().await {
+        Ok(resp) => {
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap_or_default();
+            (
+                status,
+                serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+            )
+        }
+        Err(e) => (0, serde_json::Value::String(e.to_string())),
+    }
+}
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -19,8 +19,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use tandem_e2e::{Child, free_port, tandem_bin, wait_healthy};
+use serde_json::json;
+use tandem_e2e::{Child, api, free_port, tandem_bin, wait_healthy};
 use tandem_testkit::{ScriptedLlmServer, Step, ToolCallSpec};
 
 /// Guards against hangs only; nothing here measures speed.
@@ -55,26 +55,6 @@ echo "$n" > "$out/done"
 
 fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
-}
-
-async fn api(
-    http: &reqwest::Client,
-    method: reqwest::Method,
-    url: &str,
-    key: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut r = http.request(method, url).header("X-Session-API-Key", key);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    let resp = r.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap_or_default();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
 }
 
 async fn status_of(http: &reqwest::Client, base: &str, id: &str, key: &str) -> String {

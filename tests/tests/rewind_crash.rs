@@ -8,9 +8,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tandem_e2e::{KEY, TandemServer};
-use tandem_testkit::{ScriptedLlmServer, Step};
-
-const FILES: usize = 1500;
 
 async fn api(
     http: &reqwest::Client,
@@ -18,22 +15,11 @@ async fn api(
     url: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut r = http.request(method, url).header("X-Session-API-Key", KEY);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    match r.send().await {
-        Ok(resp) => {
-            let status = resp.status().as_u16();
-            let text = resp.text().await.unwrap_or_default();
-            (
-                status,
-                serde_json::from_str(&text).unwrap_or(Value::String(text)),
-            )
-        }
-        Err(e) => (0, Value::String(e.to_string())),
-    }
+    tandem_e2e::api(http, method, url, KEY, body).await
 }
+use tandem_testkit::{ScriptedLlmServer, Step};
+
+const FILES: usize = 1500;
 
 /// The versions the workspace's files hold, and any leftover temp file.
 fn versions(ws: &Path) -> (BTreeSet<String>, usize, Vec<String>) {

@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tandem_e2e::api;
 use tandem_testkit::{Script, ScriptedLlmServer, Step};
 
 use crate::sandbox::{Detached, Place, text, tool_results};
@@ -62,26 +63,6 @@ fn exec(container: &str, script: &str) -> (Option<i32>, String) {
         .output()
         .unwrap();
     (out.status.code(), text(&out))
-}
-
-async fn api(
-    http: &reqwest::Client,
-    key: &str,
-    method: reqwest::Method,
-    url: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut r = http.request(method, url).header("X-Session-API-Key", key);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    let resp = r.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap_or_default();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
 }
 
 const INSTALLED: &str = "tandem-hello && dpkg -s tandem-hello >/dev/null && python3 -c 'import tandem_pyhello; print(tandem_pyhello.GREETING)'";
@@ -148,9 +129,9 @@ async fn an_apt_and_a_pip_install_in_the_sandbox_are_listed_rewound_and_the_rewi
     });
     let (s, info) = api(
         &http,
-        &key,
         reqwest::Method::POST,
         &format!("{url}/api/conversations"),
+        &key,
         Some(json!({"agent": agent, "workspace": {"working_dir": "/workspace"}})),
     )
     .await;
@@ -158,9 +139,9 @@ async fn an_apt_and_a_pip_install_in_the_sandbox_are_listed_rewound_and_the_rewi
     let id = info["id"].as_str().unwrap().to_owned();
     let (s, b) = api(
         &http,
-        &key,
         reqwest::Method::POST,
         &format!("{url}/api/conversations/{id}/events"),
+        &key,
         Some(
             json!({"role": "user", "content": [{"type": "text", "text": "install"}], "run": true}),
         ),
@@ -171,9 +152,9 @@ async fn an_apt_and_a_pip_install_in_the_sandbox_are_listed_rewound_and_the_rewi
     loop {
         let (_, info) = api(
             &http,
-            &key,
             reqwest::Method::GET,
             &format!("{url}/api/conversations/{id}"),
+            &key,
             None,
         )
         .await;
@@ -201,9 +182,9 @@ async fn an_apt_and_a_pip_install_in_the_sandbox_are_listed_rewound_and_the_rewi
     // Each install is named on its action, as restorable.
     let (_, list) = api(
         &http,
-        &key,
         reqwest::Method::GET,
         &format!("{url}/api/conversations/{id}/checkpoints"),
+        &key,
         None,
     )
     .await;
@@ -250,9 +231,9 @@ async fn an_apt_and_a_pip_install_in_the_sandbox_are_listed_rewound_and_the_rewi
     // Rewind to the first action (recorded before it ran).
     let (_, events) = api(
         &http,
-        &key,
         reqwest::Method::GET,
         &format!("{url}/api/conversations/{id}/events/search?limit=100"),
+        &key,
         None,
     )
     .await;
@@ -266,9 +247,9 @@ async fn an_apt_and_a_pip_install_in_the_sandbox_are_listed_rewound_and_the_rewi
         .to_owned();
     let (s, r) = api(
         &http,
-        &key,
         reqwest::Method::POST,
         &format!("{url}/api/conversations/{id}/rewind"),
+        &key,
         Some(json!({"event_id": first_action})),
     )
     .await;
@@ -292,9 +273,9 @@ async fn an_apt_and_a_pip_install_in_the_sandbox_are_listed_rewound_and_the_rewi
     let undo = r["undo_checkpoint_id"].as_str().unwrap().to_owned();
     let (s, r) = api(
         &http,
-        &key,
         reqwest::Method::POST,
         &format!("{url}/api/conversations/{id}/rewind"),
+        &key,
         Some(json!({"checkpoint_id": undo, "files": "all"})),
     )
     .await;

@@ -181,10 +181,23 @@ pub fn rewind(
             .find_map(|r| r.system.clone())?;
         Some((system, commit))
     });
+    // A system store that lost the checkpoint (or cannot be read) leaves the workspace's
+    // rewind to go ahead, with what it cannot do named.
+    let mut system_error = None;
     let system_plan = match &system {
-        Some((system, commit)) => Some(crate::system::plan(system, commit)?),
+        Some((system, commit)) => match crate::system::plan(system, commit) {
+            Ok(plan) => Some(plan),
+            Err(e) => {
+                system_error = Some(SkippedPath {
+                    path: "/".into(),
+                    reason: format!("outside the workspace: not restored: {e}"),
+                });
+                None
+            }
+        },
         None => None,
     };
+    let system = system.filter(|_| system_plan.is_some());
     let paths: Vec<String> = plan.restored.iter().map(|p| p.path.clone()).collect();
     let diff = if paths.is_empty() {
         String::new()
@@ -201,6 +214,7 @@ pub fn rewind(
         leaf_event_id: None,
         dry_run,
     };
+    response.skipped.extend(system_error);
     if let Some(sp) = &system_plan {
         // Outside the workspace: absolute paths.
         response

@@ -219,3 +219,54 @@ fn a_root_that_is_slash_or_relative_is_refused_by_name() {
         assert!(e.to_string().contains("TANDEM_SYSTEM_CHECKPOINTS"), "{e}");
     }
 }
+
+#[test]
+fn a_lost_system_store_leaves_the_workspace_rewind_to_go_ahead_and_says_so() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    bash(
+        &root,
+        "mkdir -p etc ws && echo a > etc/conf && echo one > ws/f",
+    );
+    let home = tempfile::tempdir().unwrap();
+    let system = Store::open_system(home.path(), &[root.join("etc")]).unwrap();
+    let store = Store::open(home.path(), &root.join("ws")).unwrap();
+    store.watch_system(system.clone());
+    let conversation = tempfile::tempdir().unwrap();
+    let log = RecordLog::new(conversation.path());
+    let before = store.take("before").unwrap();
+    log.append(&before, "e0", CheckpointAuthor::Person, None)
+        .unwrap();
+    bash(&root, "echo b > etc/conf && echo two > ws/f");
+    let after = store.take_after(&before, "after").unwrap();
+    log.append(
+        &after,
+        "e1",
+        CheckpointAuthor::Agent,
+        Some("terminal".into()),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(system.dir().join("git")).unwrap();
+
+    let events = ["e0".to_owned(), "e1".to_owned()];
+    let answer = rewind(
+        &store,
+        &log,
+        &events,
+        &RewindTarget::Event("e0".into()),
+        RewindFiles::Agent,
+        false,
+    )
+    .unwrap();
+    assert_eq!(read(&root.join("ws/f")), "one\n", "{answer:?}");
+    let named = answer
+        .skipped
+        .iter()
+        .find(|s| s.path == "/")
+        .unwrap_or_else(|| panic!("{answer:?}"));
+    assert!(
+        named.reason.contains("outside the workspace: not restored"),
+        "{named:?}"
+    );
+    assert_eq!(read(&root.join("etc/conf")), "b\n", "left as it is");
+}

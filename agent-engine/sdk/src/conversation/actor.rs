@@ -47,7 +47,7 @@ enum Phase {
     Condense(Result<Condensation>),
     /// The observations of the tool calls that ran together, in call order, and the
     /// checkpoints taken before and after them.
-    Tools(Vec<(ActionEvent, Observation)>, Option<step::Around>),
+    Tools(Vec<(ActionEvent, Observation)>, Option<Box<step::Around>>),
 }
 
 struct InFlight {

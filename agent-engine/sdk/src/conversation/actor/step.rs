@@ -326,7 +326,7 @@ impl Actor {
             let before = take_checkpoint(&store, None).await;
             let results = futures::future::join_all(calls).await;
             let after = take_checkpoint(&store, before.clone()).await;
-            Phase::Tools(results, Some(Around { before, after }))
+            Phase::Tools(results, Some(Box::new(Around { before, after })))
         }
         .boxed();
         self.inflight = Some(InFlight {
@@ -387,7 +387,7 @@ impl Actor {
                     first_observation = first_observation.or(id);
                 }
                 if let (Some(around), Some(action)) = (around, first_action) {
-                    self.record_checkpoints(around, &action, first_observation);
+                    self.record_checkpoints(*around, &action, first_observation);
                 }
                 self.after_observations(finished);
             }
