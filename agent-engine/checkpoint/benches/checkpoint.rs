@@ -249,16 +249,14 @@ fn bench(n: usize) {
     .stdin(std::process::Stdio::piped())
     .stdout(std::process::Stdio::piped());
     let mut child = c.spawn().unwrap();
-    {
+    // A writer thread: git fills its stdout long before it has read every id.
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
         use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-    }
+        stdin.write_all(input.as_bytes()).unwrap();
+    });
     let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
     let mut unique = 0u64;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
