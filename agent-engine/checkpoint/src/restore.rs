@@ -162,6 +162,8 @@ impl Store {
         // Deepest first, so a directory empties before it is removed.
         deletes.sort_by_key(|p| std::cmp::Reverse(p.matches('/').count()));
         let deleted: BTreeSet<&str> = deletes.iter().copied().collect();
+        // The system store's roots (`/opt`, `/root`) stay even when a rewind empties them.
+        let kept: Vec<PathBuf> = self.scope.iter().map(|s| root.join(s)).collect();
         for rel in &deletes {
             let path = root.join(rel);
             match std::fs::symlink_metadata(&path) {
@@ -182,7 +184,7 @@ impl Store {
                 });
                 continue;
             }
-            remove_empty_parents(&root, &path);
+            remove_empty_parents(&root, &path, &kept);
         }
         let writes: Vec<String> = paths
             .iter()
@@ -229,11 +231,16 @@ pub fn recover_all(home: &Path) -> Vec<(PathBuf, Result<()>)> {
     out
 }
 
-/// Removes the directories above `path` that are empty now, up to (not including) `root`.
-fn remove_empty_parents(root: &Path, path: &Path) {
+/// Removes the directories above `path` that are empty now, up to (not including) `root` or
+/// any of `kept`.
+fn remove_empty_parents(root: &Path, path: &Path, kept: &[PathBuf]) {
     let mut dir = path.parent();
     while let Some(d) = dir {
-        if d == root || !d.starts_with(root) || std::fs::remove_dir(d).is_err() {
+        if d == root
+            || !d.starts_with(root)
+            || kept.iter().any(|k| k == d)
+            || std::fs::remove_dir(d).is_err()
+        {
             break;
         }
         dir = d.parent();

@@ -27,14 +27,14 @@ fn an_install_outside_the_workspace_is_named_rewound_and_the_rewind_undone() {
     // The "image": a /usr with a program, an /etc, dpkg's status and a home.
     bash(
         &root,
-        "mkdir -p usr/bin usr/share/doc etc var/lib/dpkg home/tandem ws \
+        "mkdir -p usr/bin usr/share/doc etc opt var/lib/dpkg home/tandem ws \
          && printf 'old tool\\n' > usr/bin/tool && printf 'doc\\n' > usr/share/doc/README \
          && printf 'a=1\\n' > etc/app.conf && printf 'secret\\n' > etc/private && chmod 600 etc/private \
          && printf 'Package: base\\n' > var/lib/dpkg/status && printf 'alias l=ls\\n' > home/tandem/.bashrc \
          && mkdir -p home/tandem/.cache && echo c > home/tandem/.cache/x \
          && find usr etc var home -exec touch -h -d 2020-01-01 {} +",
     );
-    let roots: Vec<PathBuf> = ["usr", "etc", "var/lib/dpkg", "home"]
+    let roots: Vec<PathBuf> = ["usr", "etc", "opt", "var/lib/dpkg", "home"]
         .iter()
         .map(|r| sys(r))
         .collect();
@@ -89,7 +89,7 @@ fn an_install_outside_the_workspace_is_named_rewound_and_the_rewind_undone() {
          && printf 'Package: base\\nPackage: hello\\n' > var/lib/dpkg/status \
          && printf 'a=2\\n' > etc/app.conf && printf 'changed\\n' > etc/private \
          && mkdir -p home/tandem/.local/lib/pkg && echo 'x = 1' > home/tandem/.local/lib/pkg/__init__.py \
-         && echo d > home/tandem/.cache/y && echo ws > ws/file.txt",
+         && echo d > home/tandem/.cache/y && echo ws > ws/file.txt && mkdir -p opt/tool && echo t > opt/tool/bin",
         &mut events,
     );
     let named = |p: &str, kind: PathChangeKind| {
@@ -163,6 +163,8 @@ fn an_install_outside_the_workspace_is_named_rewound_and_the_rewind_undone() {
         !sys("home/tandem/.local/lib/pkg").exists(),
         "emptied folders go too"
     );
+    assert!(!sys("opt/tool").exists());
+    assert!(sys("opt").is_dir(), "a root stays, emptied or not");
     assert_eq!(read(&sys("var/lib/dpkg/status")), "Package: base\n");
     assert_eq!(read(&sys("etc/app.conf")), "a=1\n");
     assert_eq!(read(&sys("etc/private")), "secret\n");
