@@ -16,12 +16,14 @@ mod checkpoints;
 mod children;
 mod gateway;
 mod mcp;
+mod replay;
 
 pub use browser::*;
 pub use checkpoints::*;
 pub use children::*;
 pub use gateway::*;
 pub use mcp::*;
+pub use replay::*;
 
 use crate::{
     AgentSpec, ConfirmationPolicy, Content, ConversationStats, Event, ExecutionStatus, Extra, Role,

@@ -624,3 +624,33 @@ pub fn screen_at(cast: &Path, event_id: &str) -> Result<Seek> {
         notes,
     })
 }
+
+/// The event ids marked in the recording at `cast`, in order: from its index, or (without a
+/// readable index) from the recording itself. Notes say what could not be read.
+pub fn markers(cast: &Path) -> Result<(Vec<String>, Vec<String>)> {
+    let length = std::fs::metadata(cast)
+        .map_err(|e| ReplayError::io("read", cast, e))?
+        .len();
+    let (entries, notes) = read_index(cast, length);
+    if !entries.is_empty() {
+        let ids = entries
+            .into_iter()
+            .filter_map(|e| match e {
+                IndexEntry::Marker { id, .. } => Some(id),
+                _ => None,
+            })
+            .collect();
+        return Ok((ids, notes));
+    }
+    let file = File::open(cast).map_err(|e| ReplayError::io("open", cast, e))?;
+    let mut ids = Vec::new();
+    for line in BufReader::new(file).lines().skip(1) {
+        let Ok(line) = line else { break };
+        if let Ok((_, code, data)) = serde_json::from_str::<(f64, String, String)>(&line)
+            && code == "m"
+        {
+            ids.push(data);
+        }
+    }
+    Ok((ids, notes))
+}

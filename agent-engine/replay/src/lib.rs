@@ -9,7 +9,7 @@
 
 pub mod cast;
 
-pub use cast::{CastWriter, Screen, Seek, screen_at};
+pub use cast::{CastWriter, Screen, Seek, markers, screen_at};
 
 /// A recording that cannot be written or read.
 #[derive(Debug, thiserror::Error)]

@@ -21,7 +21,7 @@ use tandem_sdk::{
     Conversation, ConversationHandle, ConversationMeta, ConversationOptions, ConversationStore,
     Runtime, SecretSource, Tool, ToolEnv,
 };
-use tandem_tools::terminal::TerminalTool;
+use tandem_tools::terminal::{Lane, Recorder, TerminalTool};
 use tokio_util::sync::CancellationToken;
 
 use crate::bash_commands::BashService;
@@ -56,6 +56,9 @@ pub struct Live {
     pub workspace: PathBuf,
     /// Per-conversation bash commands.
     pub bash: Arc<BashService>,
+    /// Records the conversation's terminals for replay (the agent's, and shells a person opens
+    /// beside it), each event marked in them.
+    pub recorder: Arc<Recorder>,
     last_access: Mutex<Instant>,
     watchers: AtomicUsize,
 }
@@ -129,6 +132,32 @@ impl Drop for WatchGuard {
 fn read_tags(dir: &Path) -> Option<BTreeMap<String, String>> {
     let text = std::fs::read_to_string(dir.join(TAGS_FILE)).ok()?;
     serde_json::from_str(&text).ok()
+}
+
+/// Marks each event of the conversation in its recorded terminals, from a thread of its own
+/// (a marker waits for the output queued before it), until the conversation's events end.
+fn mark_events(
+    recorder: &Arc<Recorder>,
+    mut events: tokio::sync::broadcast::Receiver<tandem_protocol::Event>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    let recorder = Arc::clone(recorder);
+    let spawned = std::thread::Builder::new()
+        .name("replay-markers".into())
+        .spawn(move || {
+            loop {
+                match events.blocking_recv() {
+                    Ok(event) => recorder.mark(event.id()),
+                    Err(RecvError::Lagged(n)) => {
+                        tracing::warn!("{n} events were not marked in the terminal's recording");
+                    }
+                    Err(RecvError::Closed) => break,
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("the terminal's recording gets no event markers: {e}");
+    }
 }
 
 /// Live conversations and the store behind them.
@@ -245,8 +274,12 @@ impl Registry {
             handle.dir().join("bash_events"),
             workspace.clone(),
         ));
+        let recorder = Recorder::new(crate::replay_routes::replay_dir(handle.dir()));
+        set.terminal.record_to(Arc::clone(&recorder), Lane::Agent);
+        mark_events(&recorder, handle.subscribe_live());
         Arc::new(Live {
             handle,
+            recorder,
             terminal: set.terminal,
             browser: set.browser,
             tools: set.tools,

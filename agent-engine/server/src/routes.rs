@@ -10,8 +10,8 @@ use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
 use axum::routing::{self, MethodRouter};
 use tandem_protocol::api::{
-    CheckpointList, ForkConversationRequest, NavigateConversationRequest, RewindRequest,
-    RewindResponse,
+    CheckpointList, ForkConversationRequest, NavigateConversationRequest, ReplayState,
+    RewindRequest, RewindResponse,
 };
 use tandem_protocol::{
     ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse,
@@ -33,7 +33,7 @@ use utoipa::ToSchema;
 
 use crate::{
     AppState, bash_commands, checkpoint_routes, conversations, event_routes, files, gateway,
-    profile_routes, secrets, server_info, sockets, workspace,
+    profile_routes, replay_routes, secrets, server_info, sockets, workspace,
 };
 
 mod body;
@@ -472,6 +472,10 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .ok::<ConversationInfo>()
             .creates()
             .doc("Body ForkConversationRequest {id?, title?, tags?, reset_metrics (default true), from_event_id?, workspace?: keep|restore|worktree (Tandem; worktree: a new git worktree of the workspace's repository on branch tandem/<fork id> under $TANDEM_HOME/worktrees, holding the workspace as at from_event_id, where the fork runs)} → 201 ConversationInfo of the fork: idle, the source's events (the branch up to from_event_id when given, its head there), the source's LLM with its key, forked_from_conversation_id/forked_from_event_id set. 404 naming from_event_id when unknown (as upstream); 422 naming the field for a bad id, title or tag key, or workspace: worktree outside a git repository or one without a commit; 409 when the id exists."),
+        Route::get("/api/conversations/{conversation_id}/replay", replay_routes::replay)
+            .ok::<ReplayState>()
+            .tandem()
+            .doc("ReplayState for ?event_id=E: the panes as of event E — terminal {screen (the agent's terminal's visible screen as text, rows joined by \\n), cols, rows, at_event_id} rebuilt from its recording, browser {frame_id, url}, workspace {tree, checkpoint_id, at_event_id} (the newest checkpoint at or before E); a lane that had recorded nothing by E is null, notes name what a damaged recording could not give. 422 naming event_id when missing or not an event of the conversation."),
         Route::post("/api/conversations/{conversation_id}/navigate", checkpoint_routes::navigate)
             .body::<NavigateConversationRequest>()
             .ok::<ConversationInfo>()

@@ -16,6 +16,7 @@ mod fuzzed_input;
 mod gateway;
 mod listing;
 mod openapi;
+mod replay;
 mod review;
 mod search_tools;
 mod server_info;

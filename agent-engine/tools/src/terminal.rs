@@ -16,6 +16,7 @@ mod markers;
 mod observation;
 mod output;
 mod process;
+mod record;
 mod runner;
 mod session;
 mod shell;
@@ -30,6 +31,7 @@ use tandem_protocol::{TerminalAction, TerminalObservation};
 use tandem_sdk::{ToolContext, ToolDefinition, ToolInputError, TypedTool};
 
 pub use definition::TOOL_NAME;
+pub use record::{Lane, Recorder};
 pub use session::TerminalSession;
 pub use shell::INPUT_CAP;
 
@@ -40,6 +42,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Starts a session, recorded by `recorder` when given (blocking: forks bash).
+fn start_recorded(
+    working_dir: &Path,
+    recorder: Option<(Arc<Recorder>, Lane)>,
+) -> std::io::Result<Arc<TerminalSession>> {
+    let cast = recorder.as_ref().and_then(|(r, lane)| r.cast(*lane));
+    let recorded = cast.is_some();
+    let session = TerminalSession::start(working_dir, cast)?;
+    if let Some((r, _)) = recorder.filter(|_| recorded) {
+        r.add(&session);
+    }
+    Ok(session)
+}
+
 /// The `terminal` tool. Owns one shell session, started on first use.
 pub struct TerminalTool {
     definition: ToolDefinition,
@@ -48,6 +64,8 @@ pub struct TerminalTool {
     session: Mutex<Option<Arc<TerminalSession>>>,
     /// Where full outputs go when the conversation is not persisted.
     fallback_save_dir: PathBuf,
+    /// Where sessions are recorded for replay, and as which lane.
+    recorder: Mutex<Option<(Arc<Recorder>, Lane)>>,
 }
 
 impl std::fmt::Debug for TerminalTool {
@@ -77,6 +95,7 @@ impl TerminalTool {
                 "tandem-observations-{}",
                 uuid::Uuid::new_v4().simple()
             )),
+            recorder: Mutex::new(None),
         }
     }
 
@@ -93,6 +112,11 @@ impl TerminalTool {
         self
     }
 
+    /// Records the sessions started from now on with `recorder`, as `lane`.
+    pub fn record_to(&self, recorder: Arc<Recorder>, lane: Lane) {
+        *lock(&self.recorder) = Some((recorder, lane));
+    }
+
     /// The running shell session, for viewers; `None` before the first command.
     pub fn session(&self) -> Option<Arc<TerminalSession>> {
         lock(&self.session).clone()
@@ -105,7 +129,7 @@ impl TerminalTool {
         if let Some(session) = slot.as_ref() {
             return Ok(Arc::clone(session));
         }
-        let session = TerminalSession::start(working_dir)?;
+        let session = start_recorded(working_dir, lock(&self.recorder).clone())?;
         *slot = Some(Arc::clone(&session));
         Ok(session)
     }
@@ -116,7 +140,8 @@ impl TerminalTool {
             return Ok(session);
         }
         let dir = working_dir.to_path_buf();
-        let started = tokio::task::spawn_blocking(move || TerminalSession::start(&dir))
+        let recorder = lock(&self.recorder).clone();
+        let started = tokio::task::spawn_blocking(move || start_recorded(&dir, recorder))
             .await
             .map_err(std::io::Error::other)??;
         let mut slot = lock(&self.session);

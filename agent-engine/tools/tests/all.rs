@@ -4,6 +4,7 @@
 
 mod definitions;
 mod file_editor;
+mod replay;
 mod search;
 mod task_tracker;
 mod terminal;

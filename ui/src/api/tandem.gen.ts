@@ -778,6 +778,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * ReplayState for ?event_id=E: the panes as of event E — terminal {screen (the agent's terminal's visible screen as text, rows joined by \n), cols, rows, at_event_id} rebuilt from its recording, browser {frame_id, url}, workspace {tree, checkpoint_id, at_event_id} (the newest checkpoint at or before E)
+         * @description ReplayState for ?event_id=E: the panes as of event E — terminal {screen (the agent's terminal's visible screen as text, rows joined by \n), cols, rows, at_event_id} rebuilt from its recording, browser {frame_id, url}, workspace {tree, checkpoint_id, at_event_id} (the newest checkpoint at or before E); a lane that had recorded nothing by E is null, notes name what a damaged recording could not give. 422 naming event_id when missing or not an event of the conversation. (Tandem addition.)
+         */
+        get: operations["get_api_conversations__conversation_id__replay"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/rewind": {
         parameters: {
             query?: never;
@@ -3145,6 +3165,55 @@ export interface components {
             file?: components["schemas"]["WorkspaceFile"] | null;
             /** @description The file. */
             path: string;
+        };
+        /** @description The browser's frame as of the event. */
+        ReplayBrowser: {
+            /** @description The frame shown: the newest recorded at or before the event. */
+            frame_id: string;
+            /** @description The page's address then. */
+            url: string;
+        };
+        /** @description Every recorded lane as of one event; a lane that had recorded nothing by then is `null`. */
+        ReplayState: {
+            browser?: components["schemas"]["ReplayBrowser"] | null;
+            /** @description The event asked for. */
+            event_id: string;
+            /**
+             * @description What could not be read (a damaged recording, a missing keyframe), in words: the lanes
+             *     show what could be.
+             */
+            notes?: string[];
+            terminal?: components["schemas"]["ReplayTerminal"] | null;
+            workspace?: components["schemas"]["ReplayWorkspace"] | null;
+        };
+        /** @description The terminal's screen as of the event. */
+        ReplayTerminal: {
+            /**
+             * @description The event whose marker the screen is taken at: the one asked for, or the newest event
+             *     before it that the terminal recorded.
+             */
+            at_event_id: string;
+            /**
+             * Format: int32
+             * @description Columns.
+             */
+            cols: number;
+            /**
+             * Format: int32
+             * @description Rows.
+             */
+            rows: number;
+            /** @description The visible screen as text, rows joined by `\n` (trailing blanks trimmed). */
+            screen: string;
+        };
+        /** @description The workspace as of the event: the newest checkpoint at or before it. */
+        ReplayWorkspace: {
+            /** @description The event the checkpoint belongs to. */
+            at_event_id: string;
+            /** @description The checkpoint. */
+            checkpoint_id: string;
+            /** @description The checkpoint's tree (in the workspace's checkpoint store). */
+            tree: string;
         };
         /** @description Why a response failed. */
         ResponseError: {
@@ -5529,6 +5598,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SuccessResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_conversations__conversation_id__replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayState"];
                 };
             };
             /** @description Missing or wrong session key: {"detail":"Unauthorized"} */

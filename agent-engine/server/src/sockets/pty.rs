@@ -17,7 +17,7 @@ use axum::extract::ws::{Message as WsMessage, WebSocket};
 use axum::response::Response;
 use tandem_protocol::{PtyClientFrame, PtyServerFrame};
 use tandem_sdk::Tool;
-use tandem_tools::terminal::{TerminalSession, TerminalTool};
+use tandem_tools::terminal::{Lane, TerminalSession, TerminalTool};
 use tokio::sync::broadcast;
 
 use super::Upgrade;
@@ -46,7 +46,9 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String, q: QueryMap)
     let _guard = live.watch();
     let own_shell = q.get("mode") == Some("shell");
     let tool = if own_shell {
-        Arc::new(TerminalTool::new())
+        let tool = TerminalTool::new();
+        tool.record_to(Arc::clone(&live.recorder), Lane::Shell);
+        Arc::new(tool)
     } else {
         Arc::clone(&live.terminal)
     };

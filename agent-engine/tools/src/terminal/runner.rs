@@ -659,7 +659,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn output_nobody_waits_for_stays_bounded() {
         let dir = tempfile::tempdir().unwrap();
-        let (feed_tx, feed_rx) = std::sync::mpsc::sync_channel(16);
+        let (feed_tx, feed_rx) = super::super::fanout::FeedTx::channel(16);
         // A viewer that keeps up.
         std::thread::spawn(move || while feed_rx.recv().is_ok() {});
         let spawned = super::super::shell::spawn(dir.path(), feed_tx).unwrap();

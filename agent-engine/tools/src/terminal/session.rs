@@ -11,7 +11,7 @@ use bytes::Bytes;
 use tandem_sdk::Masker;
 use tokio::sync::broadcast;
 
-use super::fanout::Fanout;
+use super::fanout::{Fanout, Feed, FeedTx};
 use super::runner::{Runner, ShellError};
 use super::shell::{self, Shell};
 
@@ -29,7 +29,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// ([`write_input`](Self::write_input)) and [`resize`](Self::resize) the terminal.
 pub struct TerminalSession {
     fanout: Arc<Fanout>,
-    viewer_feed: std::sync::mpsc::SyncSender<Bytes>,
+    viewer_feed: FeedTx,
     shell: Mutex<Arc<Shell>>,
     runner: tokio::sync::Mutex<Runner>,
     /// Holds the short-lived files that carry secrets into the shell.
@@ -54,9 +54,12 @@ fn private_dir() -> std::io::Result<PathBuf> {
 }
 
 impl TerminalSession {
-    /// Starts a shell in `working_dir`.
-    pub(crate) fn start(working_dir: &Path) -> std::io::Result<Arc<Self>> {
-        let (fanout, viewer_feed) = Fanout::start(SCROLLBACK_BYTES)?;
+    /// Starts a shell in `working_dir`, recorded to `cast` when given.
+    pub(crate) fn start(
+        working_dir: &Path,
+        cast: Option<tandem_replay::CastWriter>,
+    ) -> std::io::Result<Arc<Self>> {
+        let (fanout, viewer_feed) = Fanout::start(SCROLLBACK_BYTES, cast)?;
         // The host's credentials are masked for viewers from the first byte, before the
         // agent's first command brings the conversation's masker.
         let known = tandem_sdk::known_credentials().masker();
@@ -96,9 +99,11 @@ impl TerminalSession {
         self.fanout.attach()
     }
 
-    /// Types `bytes` into the terminal as a keyboard would.
+    /// Types `bytes` into the terminal as a keyboard would (recorded as the person's input).
     pub fn write_input(&self, bytes: &[u8]) -> std::io::Result<()> {
         if lock(&self.shell).write(bytes.to_vec()) {
+            self.viewer_feed
+                .send(Feed::Input(Bytes::copy_from_slice(bytes)));
             Ok(())
         } else {
             Err(std::io::Error::new(
@@ -124,7 +129,15 @@ impl TerminalSession {
 
     /// Changes the terminal size.
     pub fn resize(&self, rows: u16, cols: u16) -> std::io::Result<()> {
-        lock(&self.shell).resize(rows, cols)
+        lock(&self.shell).resize(rows, cols)?;
+        self.viewer_feed.send(Feed::Resize { cols, rows });
+        Ok(())
+    }
+
+    /// Marks event `event_id` in the session's replay recording, after all the output read so
+    /// far (nothing when the session is not recorded).
+    pub fn mark(&self, event_id: &str) {
+        self.viewer_feed.send(Feed::Marker(event_id.to_owned()));
     }
 
     /// The current shell's process id.

@@ -25,6 +25,7 @@ use nix::sys::signal::Signal;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use tandem_process::Isolation;
 
+use super::fanout::FeedTx;
 use super::inbox::{Inbox, inbox};
 use super::markers::PromptVars;
 use super::process;
@@ -121,10 +122,7 @@ fn std_command(builder: &CommandBuilder, tty: &Path) -> std::io::Result<std::pro
 }
 
 /// Starts bash in `working_dir`, feeding its output to the tool and to `viewers`.
-pub(crate) fn spawn(
-    working_dir: &Path,
-    viewers: std::sync::mpsc::SyncSender<Bytes>,
-) -> std::io::Result<Spawned> {
+pub(crate) fn spawn(working_dir: &Path, viewers: FeedTx) -> std::io::Result<Spawned> {
     let nonce = uuid::Uuid::new_v4().simple().to_string();
     let vars = PromptVars::new(&nonce);
     let pair = native_pty_system()
@@ -163,8 +161,10 @@ pub(crate) fn spawn(
                     Ok(0) => break,
                     Ok(n) => {
                         let chunk = Bytes::copy_from_slice(&buf[..n]);
-                        tool_tx.push(&chunk);
-                        let _ = viewers.send(chunk);
+                        // The tool first, then viewers (and the recording), in one step: a
+                        // marker of an event the tool reports waits until the output the tool
+                        // saw is queued before it.
+                        viewers.output(chunk, |chunk| tool_tx.push(chunk));
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(_) => break,

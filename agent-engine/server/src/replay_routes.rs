@@ -1,0 +1,163 @@
+//! Replay (Tandem extension): `GET /api/conversations/{id}/replay?event_id=E` answers what
+//! each pane showed as of event E: the agent's terminal screen (rebuilt from its recording,
+//! `tandem_replay`), the browser's frame, and the workspace's checkpoint tree.
+//!
+//! The conversation's event log is the clock. A lane that recorded nothing at E itself shows
+//! its state at the newest event before E that it did record (the terminal between two of its
+//! markers is what the later marker would show only once output arrives); a lane with nothing
+//! before E is `null`. A damaged recording gives what it can, with a note.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use axum::Json;
+use axum::extract::{Path as UrlPath, State};
+use serde_json::Value;
+use tandem_checkpoint::RecordLog;
+use tandem_protocol::api::{ReplayState, ReplayTerminal, ReplayWorkspace};
+
+use crate::AppState;
+use crate::error::{ApiError, Result};
+use crate::extract::{QueryMap, conversation_id};
+
+/// The folder of a conversation's replay recordings.
+pub fn replay_dir(conversation_dir: &Path) -> PathBuf {
+    conversation_dir.join("replay")
+}
+
+/// The agent lane's recordings in `dir`, oldest first.
+fn agent_casts(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut casts: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".cast"))
+        })
+        .collect();
+    casts.sort();
+    casts
+}
+
+/// The terminal as of `events[at]`: the screen at the newest event up to it that a recording
+/// marked (the newest recording first).
+fn terminal_at(
+    dir: &Path,
+    events: &[String],
+    at: usize,
+    notes: &mut Vec<String>,
+) -> Option<ReplayTerminal> {
+    let mut marked: Vec<(PathBuf, HashSet<String>)> = Vec::new();
+    for cast in agent_casts(dir).into_iter().rev() {
+        match tandem_replay::markers(&cast) {
+            Ok((ids, read_notes)) => {
+                notes.extend(read_notes);
+                marked.push((cast, ids.into_iter().collect()));
+            }
+            Err(e) => notes.push(e.to_string()),
+        }
+    }
+    if marked.is_empty() {
+        return None;
+    }
+    for id in events[..=at].iter().rev() {
+        for (cast, ids) in &marked {
+            if !ids.contains(id) {
+                continue;
+            }
+            match tandem_replay::screen_at(cast, id) {
+                Ok(seek) => {
+                    notes.extend(seek.notes);
+                    let (cols, rows) = seek.screen.size();
+                    return Some(ReplayTerminal {
+                        screen: seek.screen.text(),
+                        cols,
+                        rows,
+                        at_event_id: id.clone(),
+                    });
+                }
+                Err(e) => notes.push(e.to_string()),
+            }
+        }
+    }
+    None
+}
+
+/// The workspace as of `events[at]`: the newest checkpoint of the newest event up to it.
+fn workspace_at(
+    conversation_dir: &Path,
+    events: &[String],
+    at: usize,
+    notes: &mut Vec<String>,
+) -> Option<ReplayWorkspace> {
+    let checkpoints = match RecordLog::new(conversation_dir).read() {
+        Ok(c) => c,
+        Err(e) => {
+            notes.push(format!("the workspace's checkpoints cannot be read: {e}"));
+            return None;
+        }
+    };
+    let mut by_event: HashMap<&str, usize> = HashMap::new();
+    for (n, c) in checkpoints.iter().enumerate() {
+        by_event.insert(c.event_id.as_str(), n);
+    }
+    events[..=at].iter().rev().find_map(|id| {
+        let c = &checkpoints[*by_event.get(id.as_str())?];
+        Some(ReplayWorkspace {
+            tree: c.tree.clone(),
+            checkpoint_id: c.id.clone(),
+            at_event_id: id.clone(),
+        })
+    })
+}
+
+/// `GET /api/conversations/{id}/replay?event_id=E`.
+pub async fn replay(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+    q: QueryMap,
+) -> Result<Json<ReplayState>> {
+    let Some(event_id) = q.get("event_id").map(str::to_owned) else {
+        return Err(ApiError::field(
+            &["query", "event_id"],
+            "missing",
+            "event_id is required: the event to replay the panes at",
+            Value::Null,
+        ));
+    };
+    let id = conversation_id(&id)?;
+    let live = state.registry.get(&id).await?;
+    let events: Vec<String> = live
+        .handle
+        .events()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect();
+    let Some(at) = events.iter().position(|e| *e == event_id) else {
+        return Err(ApiError::field(
+            &["query", "event_id"],
+            "value_error",
+            format!("no event {event_id} in this conversation"),
+            Value::String(event_id),
+        ));
+    };
+    let conversation_dir = live.handle.dir().to_path_buf();
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut notes = Vec::new();
+        let terminal = terminal_at(&replay_dir(&conversation_dir), &events, at, &mut notes);
+        let workspace = workspace_at(&conversation_dir, &events, at, &mut notes);
+        ReplayState {
+            event_id,
+            terminal,
+            browser: None,
+            workspace,
+            notes,
+        }
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(Json(answer))
+}

@@ -1,0 +1,142 @@
+//! Replay through REST: the agent's terminal screen and the workspace's checkpoint as of each
+//! event of a real run, a secret never recorded, and bad input (a missing or unknown event, a
+//! damaged recording).
+
+use crate::harness;
+
+use harness::TestServer;
+use serde_json::{Value, json};
+use tandem_testkit::Step;
+
+const CANARY: &str = "replay-canary-9d2b61";
+
+async fn replay(t: &TestServer, id: &str, event: &str) -> Value {
+    let (s, v) = t
+        .get(&format!("/api/conversations/{id}/replay?event_id={event}"))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_event_replays_the_terminal_screen_and_the_files_as_they_were() {
+    let t = TestServer::start().await;
+    let mut steps = Vec::new();
+    for n in 0..6 {
+        let command = if n == 3 {
+            format!("echo step-{n} > f{n}.txt; cat f{n}.txt; echo {CANARY}")
+        } else {
+            format!("echo step-{n} > f{n}.txt; cat f{n}.txt")
+        };
+        steps.push(Step::tool_call("terminal", json!({ "command": command })));
+    }
+    steps.push(Step::tool_call("finish", json!({"message": "done"})));
+    let llm = harness::llm(steps);
+    let id = t
+        .create(&llm, json!({"secrets": {"REPLAY_CANARY": CANARY}}))
+        .await;
+    t.message(&id, "go", true).await;
+    t.wait_status(&id, &["finished"]).await;
+
+    let events = t.events(&id).await;
+    let (_, list) = t.get(&format!("/api/conversations/{id}/checkpoints")).await;
+    let checkpoints = list["checkpoints"].as_array().unwrap().clone();
+
+    // Before the first command the terminal had not started.
+    let first_action = events.iter().find(|e| e["kind"] == "ActionEvent").unwrap();
+    let before = replay(&t, &id, first_action["id"].as_str().unwrap()).await;
+    assert!(before["terminal"].is_null(), "{before}");
+
+    let observations: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "terminal")
+        .collect();
+    assert_eq!(observations.len(), 6);
+    for (n, o) in observations.iter().enumerate() {
+        let event = o["id"].as_str().unwrap();
+        let state = replay(&t, &id, event).await;
+        assert_eq!(state["event_id"], event);
+        let terminal = &state["terminal"];
+        assert_eq!(terminal["at_event_id"], event, "{state}");
+        let screen = terminal["screen"].as_str().unwrap();
+        assert!(
+            screen.contains(&format!("\nstep-{n}")),
+            "the command's output is on the screen at its observation:\n{screen}"
+        );
+        assert!(
+            !screen.contains(&format!("step-{}", n + 1)),
+            "nothing after the event is:\n{screen}"
+        );
+        assert!(!screen.contains(CANARY), "{screen}");
+        assert_eq!(
+            (terminal["cols"].as_u64(), terminal["rows"].as_u64()),
+            (Some(160), Some(48))
+        );
+        // The files: the checkpoint taken at this observation.
+        let checkpoint = checkpoints
+            .iter()
+            .rev()
+            .find(|c| c["event_id"] == event)
+            .expect("each observation is checkpointed");
+        assert_eq!(state["workspace"]["tree"], checkpoint["tree"], "{state}");
+        assert!(state["browser"].is_null());
+    }
+
+    // The secret is in no recording.
+    let home = t.home.path().to_path_buf();
+    let dir = home
+        .join("conversations")
+        .join(id.replace('-', ""))
+        .join("replay");
+    let mut casts = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(CANARY),
+            "{} holds the secret",
+            path.display()
+        );
+        if path.extension().is_some_and(|e| e == "cast") {
+            casts.push(path);
+        }
+    }
+    assert_eq!(casts.len(), 1, "{casts:?}");
+
+    // Bad input: no event, an unknown one.
+    let (s, v) = t.get(&format!("/api/conversations/{id}/replay")).await;
+    assert_eq!(s, 422, "{v}");
+    assert!(v.to_string().contains("event_id"), "{v}");
+    let (s, v) = t
+        .get(&format!(
+            "/api/conversations/{id}/replay?event_id=no-such-event"
+        ))
+        .await;
+    assert_eq!(s, 422, "{v}");
+    assert!(v.to_string().contains("no-such-event"), "{v}");
+
+    // A lost index: the screen is rebuilt from the start of the recording, and said so.
+    let index = {
+        let mut name = casts[0].clone().into_os_string();
+        name.push(".idx");
+        std::path::PathBuf::from(name)
+    };
+    std::fs::remove_file(&index).unwrap();
+    let last = observations[5]["id"].as_str().unwrap();
+    let state = replay(&t, &id, last).await;
+    assert!(
+        state["terminal"]["screen"]
+            .as_str()
+            .unwrap()
+            .contains("step-5"),
+        "{state}"
+    );
+    assert!(state["notes"].to_string().contains("no index"), "{state}");
+
+    // A recording that is not one: the terminal lane is empty and named, the rest answers.
+    std::fs::write(&casts[0], b"not a recording\n").unwrap();
+    let state = replay(&t, &id, last).await;
+    assert!(state["terminal"].is_null(), "{state}");
+    assert!(!state["notes"].as_array().unwrap().is_empty(), "{state}");
+    assert!(state["workspace"]["tree"].is_string(), "{state}");
+}
