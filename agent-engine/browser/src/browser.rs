@@ -288,6 +288,35 @@ impl Browser {
         }
     }
 
+    /// Follows the live frames without asking for them: the screencast runs only while a
+    /// viewer ([`watch_frames`](Self::watch_frames)) watches, and this sees its frames then
+    /// (for a recording that must cost nothing when no one watches).
+    pub fn frames_passively(&self) -> watch::Receiver<Option<Frame>> {
+        self.inner.frames.subscribe()
+    }
+
+    /// A JPEG (base64) of the active tab's viewport and its address, when Chromium runs;
+    /// waits for the agent's or the person's action in progress to end. `None` when the
+    /// browser is not running or the capture fails.
+    pub async fn capture(&self) -> Option<(String, String)> {
+        use chromiumoxide::cdp::browser_protocol::page::{
+            CaptureScreenshotFormat, CaptureScreenshotParams,
+        };
+        let mut session = self.session(false).await.ok()?;
+        let page = session.engine().ok()?.active_page()?.clone();
+        let shot = page
+            .execute(CaptureScreenshotParams {
+                format: Some(CaptureScreenshotFormat::Jpeg),
+                quality: Some(60),
+                ..CaptureScreenshotParams::default()
+            })
+            .await
+            .ok()?;
+        drop(session);
+        let data: &str = shot.result.data.as_ref();
+        Some((data.to_owned(), self.state().url))
+    }
+
     /// Starts closing Chromium on the runtime, once however many tools ask (their `close` is
     /// synchronous). Without a runtime (the conversation dropped as its process ends) Chromium's
     /// process group is stopped here, blocking, so it never outlives its browser.

@@ -5,11 +5,15 @@
 //! asciicast v3 (what asciinema plays), with a marker per event id, and beside it an index of
 //! those markers and of keyframes (the screen's whole state every so many bytes), so the screen
 //! as of an event is rebuilt by replaying a bounded stretch from the keyframe before it
-//! ([`cast::screen_at`]). Secrets are masked before anything is written.
+//! ([`cast::screen_at`]). The browser lane ([`frames`]): a JPEG per browser action and the
+//! live screencast at a low rate, and the frame as of any event ([`frames::frame_at`]).
+//! Secrets are masked before anything is written.
 
 pub mod cast;
+pub mod frames;
 
 pub use cast::{CastWriter, Screen, Seek, markers, screen_at};
+pub use frames::{FrameEntry, FrameKind, FrameWriter, frame_at};
 
 /// A recording that cannot be written or read.
 #[derive(Debug, thiserror::Error)]

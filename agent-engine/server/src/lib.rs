@@ -24,6 +24,7 @@ mod gateway;
 mod info;
 mod profile_routes;
 mod registry;
+mod replay_browser;
 mod replay_routes;
 pub mod routes;
 mod secrets;

@@ -59,6 +59,8 @@ pub struct Live {
     /// Records the conversation's terminals for replay (the agent's, and shells a person opens
     /// beside it), each event marked in them.
     pub recorder: Arc<Recorder>,
+    /// Records the browser for replay, until the conversation leaves memory.
+    _browser_recording: Option<crate::replay_browser::BrowserRecording>,
     last_access: Mutex<Instant>,
     watchers: AtomicUsize,
 }
@@ -277,9 +279,17 @@ impl Registry {
         let recorder = Recorder::new(crate::replay_routes::replay_dir(handle.dir()));
         set.terminal.record_to(Arc::clone(&recorder), Lane::Agent);
         mark_events(&recorder, handle.subscribe_live());
+        let browser_recording = set.browser.clone().map(|b| {
+            crate::replay_browser::record(
+                b,
+                &handle,
+                crate::replay_routes::replay_dir(handle.dir()),
+            )
+        });
         Arc::new(Live {
             handle,
             recorder,
+            _browser_recording: browser_recording,
             terminal: set.terminal,
             browser: set.browser,
             tools: set.tools,

@@ -14,7 +14,7 @@ use axum::Json;
 use axum::extract::{Path as UrlPath, State};
 use serde_json::Value;
 use tandem_checkpoint::RecordLog;
-use tandem_protocol::api::{ReplayState, ReplayTerminal, ReplayWorkspace};
+use tandem_protocol::api::{ReplayBrowser, ReplayState, ReplayTerminal, ReplayWorkspace};
 
 use crate::AppState;
 use crate::error::{ApiError, Result};
@@ -114,6 +114,41 @@ fn workspace_at(
     })
 }
 
+/// `GET /api/conversations/{id}/replay/frames/{frame_id}`: a recorded browser frame (JPEG).
+pub async fn frame(
+    State(state): State<AppState>,
+    UrlPath((id, frame_id)): UrlPath<(String, String)>,
+) -> Result<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let unknown = |detail: &str| {
+        ApiError::field(
+            &["path", "frame_id"],
+            "value_error",
+            format!("no browser frame {frame_id}: {detail}"),
+            Value::String(frame_id.clone()),
+        )
+    };
+    let id = conversation_id(&id)?;
+    let live = state.registry.get(&id).await?;
+    let dir = replay_dir(live.handle.dir());
+    let (frames, _) = tandem_replay::frames::read_log(&dir);
+    let entry = frames
+        .into_iter()
+        .find(|f| f.id == frame_id)
+        .ok_or_else(|| unknown("not recorded"))?;
+    // Only a file of the lane's own folder, whatever a damaged list says.
+    let name = entry
+        .file
+        .strip_prefix("frames/")
+        .filter(|n| !n.is_empty() && !n.contains(['/', '\\']) && !n.starts_with('.'))
+        .ok_or_else(|| unknown("its file is not in the frames folder"))?;
+    let path = dir.join("frames").join(name);
+    let bytes = tokio::fs::read(&path)
+        .await
+        .map_err(|e| unknown(&format!("its image cannot be read ({e})")))?;
+    Ok(([(axum::http::header::CONTENT_TYPE, "image/jpeg")], bytes).into_response())
+}
+
 /// `GET /api/conversations/{id}/replay?event_id=E`.
 pub async fn replay(
     State(state): State<AppState>,
@@ -149,10 +184,17 @@ pub async fn replay(
         let mut notes = Vec::new();
         let terminal = terminal_at(&replay_dir(&conversation_dir), &events, at, &mut notes);
         let workspace = workspace_at(&conversation_dir, &events, at, &mut notes);
+        let browser =
+            tandem_replay::frame_at(&replay_dir(&conversation_dir), &events, at, &mut notes).map(
+                |f| ReplayBrowser {
+                    frame_id: f.id,
+                    url: f.url,
+                },
+            );
         ReplayState {
             event_id,
             terminal,
-            browser: None,
+            browser,
             workspace,
             notes,
         }

@@ -476,6 +476,10 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .ok::<ReplayState>()
             .tandem()
             .doc("ReplayState for ?event_id=E: the panes as of event E — terminal {screen (the agent's terminal's visible screen as text, rows joined by \\n), cols, rows, at_event_id} rebuilt from its recording, browser {frame_id, url}, workspace {tree, checkpoint_id, at_event_id} (the newest checkpoint at or before E); a lane that had recorded nothing by E is null, notes name what a damaged recording could not give. 422 naming event_id when missing or not an event of the conversation."),
+        Route::get("/api/conversations/{conversation_id}/replay/frames/{frame_id}", replay_routes::frame)
+            .response(Body::Bytes)
+            .tandem()
+            .doc("A recorded browser frame (image/jpeg), by the frame_id a ReplayState names. 422 naming frame_id when it was not recorded or its image is gone."),
         Route::post("/api/conversations/{conversation_id}/navigate", checkpoint_routes::navigate)
             .body::<NavigateConversationRequest>()
             .ok::<ConversationInfo>()

@@ -140,3 +140,71 @@ async fn every_event_replays_the_terminal_screen_and_the_files_as_they_were() {
     assert!(!state["notes"].as_array().unwrap().is_empty(), "{state}");
     assert!(state["workspace"]["tree"].is_string(), "{state}");
 }
+
+/// The browser lane on real Chromium: a frame after each browser action, the newest one at or
+/// before each event, its image served, its address as the page's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_browser_action_leaves_a_frame_that_replays_at_its_event() {
+    let site = tandem_testkit::site::serve().await;
+    let t = TestServer::start().await;
+    let llm = harness::llm(vec![
+        Step::tool_call("browser_navigate", json!({"url": site.url("/")})),
+        Step::tool_call("browser_navigate", json!({"url": site.url("/login.html")})),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
+    let mut agent = TestServer::agent(&llm);
+    agent["tools"] = json!([{"name": "browser_tool_set"}]);
+    let id = t.create(&llm, json!({"agent": agent})).await;
+    t.message(&id, "go", true).await;
+    t.wait_status(&id, &["finished"]).await;
+
+    let events = t.events(&id).await;
+    let navigations: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "browser_navigate")
+        .collect();
+    assert_eq!(navigations.len(), 2);
+    // The frame is recorded just after its observation: wait until both are listed.
+    let last = navigations[1]["id"].as_str().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut state = replay(&t, &id, last).await;
+    while !state["browser"]["url"]
+        .as_str()
+        .is_some_and(|u| u.ends_with("/login.html"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no frame of the second page: {state}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        state = replay(&t, &id, last).await;
+    }
+    let second = state["browser"]["frame_id"].as_str().unwrap().to_owned();
+
+    let first = replay(&t, &id, navigations[0]["id"].as_str().unwrap()).await;
+    assert_eq!(first["browser"]["url"], site.url("/"), "{first}");
+    let first_frame = first["browser"]["frame_id"].as_str().unwrap().to_owned();
+    assert_ne!(first_frame, second);
+    // Before the first action there is no frame.
+    let start = events.iter().find(|e| e["kind"] == "ActionEvent").unwrap();
+    let before = replay(&t, &id, start["id"].as_str().unwrap()).await;
+    assert!(before["browser"].is_null(), "{before}");
+
+    for frame in [&first_frame, &second] {
+        let res = reqwest::Client::new()
+            .get(t.url(&format!("/api/conversations/{id}/replay/frames/{frame}")))
+            .header("X-Session-API-Key", harness::KEY)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.headers()["content-type"], "image/jpeg");
+        let bytes = res.bytes().await.unwrap();
+        assert_eq!(&bytes[..3], &[0xFF, 0xD8, 0xFF], "a JPEG");
+    }
+    let (s, v) = t
+        .get(&format!("/api/conversations/{id}/replay/frames/f9999999"))
+        .await;
+    assert_eq!(s, 422, "{v}");
+    assert!(v.to_string().contains("frame_id"), "{v}");
+}

@@ -798,6 +798,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/replay/frames/{frame_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A recorded browser frame (image/jpeg), by the frame_id a ReplayState names. 422 naming frame_id when it was not recorded or its image is gone
+         * @description A recorded browser frame (image/jpeg), by the frame_id a ReplayState names. 422 naming frame_id when it was not recorded or its image is gone. (Tandem addition.)
+         */
+        get: operations["get_api_conversations__conversation_id__replay_frames__frame_id_"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/rewind": {
         parameters: {
             query?: never;
@@ -5629,6 +5649,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReplayState"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_conversations__conversation_id__replay_frames__frame_id_: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+                frame_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
                 };
             };
             /** @description Missing or wrong session key: {"detail":"Unauthorized"} */

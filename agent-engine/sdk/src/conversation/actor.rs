@@ -240,6 +240,9 @@ impl Actor {
         if force || version != self.credentials_seen {
             self.credentials_seen = version;
             self.masker = self.secrets.masker_with(&known.values());
+            if let Ok(mut published) = self.shared.masker.write() {
+                *published = self.masker.clone();
+            }
         }
     }
 

@@ -51,6 +51,9 @@ pub(super) struct Shared {
     pub(super) view: RwLock<ConversationView>,
     pub(super) events_tx: broadcast::Sender<Event>,
     pub(super) runs: watch::Sender<RunState>,
+    /// The masker events are masked with (the conversation's secrets and the host's known
+    /// credentials), for recordings kept beside the events.
+    pub(super) masker: RwLock<crate::secrets::Masker>,
 }
 
 /// A cheap, cloneable handle to a conversation's actor.
@@ -71,6 +74,16 @@ impl ConversationHandle {
     /// The conversation id (dashed UUID).
     pub fn id(&self) -> &str {
         &self.shared.id
+    }
+
+    /// The masker the conversation's events are masked with now: anything recorded beside
+    /// them (replay lanes) masks with it too.
+    pub fn masker(&self) -> crate::secrets::Masker {
+        self.shared
+            .masker
+            .read()
+            .map(|m| m.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
     }
 
     /// The conversation's directory.

@@ -66,6 +66,9 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String, q: QueryMap)
             return;
         }
     };
+    if own_shell {
+        session.mask_with(live.handle.masker());
+    }
     let (scrollback, mut rx) = session.attach();
     if !scrollback.is_empty()
         && socket

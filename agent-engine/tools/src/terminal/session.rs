@@ -145,6 +145,13 @@ impl TerminalSession {
         lock(&self.shell).pid()
     }
 
+    /// Masks what viewers see and what is recorded with `masker` from now on (a person's own
+    /// shell gets the conversation's; the agent's gets it with each command).
+    pub fn mask_with(&self, masker: Masker) {
+        let longest = masker.longest();
+        self.fanout.set_masker(masker, longest);
+    }
+
     /// Masks viewer output with `masker` from now on.
     pub(crate) fn set_masker(&self, masker: Masker, longest_secret: usize) {
         self.fanout.set_masker(masker, longest_secret);

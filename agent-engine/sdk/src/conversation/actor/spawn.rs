@@ -154,6 +154,7 @@ fn spawn(
         }),
         events_tx,
         runs,
+        masker: RwLock::new(crate::secrets::Masker::default()),
     });
     let mut tools = ToolRegistry::new();
     for t in runtime.tools {
@@ -171,6 +172,9 @@ fn spawn(
     let known = crate::credentials::known_credentials();
     let credentials_seen = known.version();
     let masker = secrets.masker_with(&known.values());
+    if let Ok(mut published) = shared.masker.write() {
+        *published = masker.clone();
+    }
     let condenser_spec = shared_view(&shared, |v| v.state.agent.condenser.clone());
     let autotitle = shared_view(&shared, |v| {
         v.meta
