@@ -545,6 +545,58 @@ impl Store {
             })
     }
 
+    /// Writes a git bundle of `commits` (checkpoints, and what they reach) to `out`, for a
+    /// trace; `false` (nothing written) when none of them is in the store.
+    pub fn bundle(&self, commits: &[String], out: &Path) -> Result<bool> {
+        let _lock = self.lock()?;
+        let mut query = String::new();
+        for c in commits {
+            query.push_str(c);
+            query.push('\n');
+        }
+        let found = self
+            .git
+            .run_with_input(&["cat-file", "--batch-check"], Some(query.as_bytes()))?;
+        let mut present: Vec<String> = String::from_utf8_lossy(&found)
+            .lines()
+            .filter_map(|l| {
+                let mut parts = l.split(' ');
+                let (id, kind) = (parts.next()?, parts.next()?);
+                (kind == "commit").then(|| id.to_owned())
+            })
+            .collect();
+        present.sort();
+        present.dedup();
+        if present.is_empty() {
+            return Ok(false);
+        }
+        const PREFIX: &str = "refs/tandem-trace/";
+        let refs: Vec<String> = (0..present.len()).map(|n| format!("{PREFIX}{n}")).collect();
+        let mut create = String::new();
+        for (name, id) in refs.iter().zip(&present) {
+            create.push_str(&format!("update {name} {id}\n"));
+        }
+        self.git
+            .run_with_input(&["update-ref", "--stdin"], Some(create.as_bytes()))?;
+        let listed = refs.join("\n") + "\n";
+        let out_arg = out.to_string_lossy();
+        let bundled = self.git.run_with_input(
+            &["bundle", "create", "--quiet", &out_arg, "--stdin"],
+            Some(listed.as_bytes()),
+        );
+        // The refs go whatever the bundle did: they would keep objects from gc.
+        let mut delete = String::new();
+        for name in &refs {
+            delete.push_str(&format!("delete {name}\n"));
+        }
+        let deleted = self
+            .git
+            .run_with_input(&["update-ref", "--stdin"], Some(delete.as_bytes()));
+        bundled?;
+        deleted?;
+        Ok(true)
+    }
+
     /// Packs the store's objects and drops what no checkpoint reaches.
     pub fn gc(&self) -> Result<()> {
         let _lock = self.lock()?;

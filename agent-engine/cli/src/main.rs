@@ -10,6 +10,7 @@ mod drive;
 mod exit;
 mod remote;
 mod render;
+mod replay;
 mod sandbox;
 mod serve;
 mod settings;
@@ -131,6 +132,9 @@ enum Cmd {
     /// Docker sandboxes: build the image, start, stop and list sandboxes.
     #[command(subcommand)]
     Sandbox(sandbox::SandboxCmd),
+    /// Replay: export a conversation as one trace file.
+    #[command(subcommand)]
+    Replay(replay::ReplayCmd),
     /// Print the agent server's OpenAPI document (what `tandem serve` serves at /openapi.json).
     Openapi,
     /// Show the settings in force: TANDEM_HOME, settings.json, the LLM and confirmation policy.
@@ -343,6 +347,10 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
         }
         Cmd::Checkpoints { id } => {
             checkpoints::list(&store, &id)?;
+            Ok(0)
+        }
+        Cmd::Replay(cmd) => {
+            replay::run(cmd, &home, &store)?;
             Ok(0)
         }
         Cmd::SystemCheckpoint => {

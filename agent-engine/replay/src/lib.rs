@@ -11,6 +11,7 @@
 
 pub mod cast;
 pub mod frames;
+pub mod trace;
 
 pub use cast::{CastWriter, Screen, Seek, markers, screen_at};
 pub use frames::{FrameEntry, FrameKind, FrameWriter, frame_at};
@@ -31,6 +32,14 @@ pub enum ReplayError {
     /// The recording is not one (no header, a header of another format or version).
     #[error("replay: {path} is not an asciicast v3 recording: {detail}")]
     NotACast {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The file is not a trace this build can open.
+    #[error("replay: {path} is not a Tandem trace: {detail}")]
+    NotATrace {
         /// The file.
         path: std::path::PathBuf,
         /// What is wrong with it.

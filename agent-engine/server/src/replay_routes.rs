@@ -203,3 +203,81 @@ pub async fn replay(
     .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(Json(answer))
 }
+
+/// Writes the trace of the conversation in `conversation_dir` (id `id`, run in `workspace`)
+/// to `out`: its files masked with `mask`, and its checkpoints' trees when `checkpoints_home`
+/// holds the workspace's store. Blocking.
+pub fn write_trace(
+    conversation_dir: &Path,
+    id: &str,
+    workspace: &Path,
+    checkpoints_home: Option<&Path>,
+    mask: &dyn Fn(&str) -> String,
+    out: &Path,
+) -> std::result::Result<tandem_replay::trace::Exported, String> {
+    let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
+    let bundle = scratch.path().join("checkpoints.bundle");
+    let commits: Vec<String> = RecordLog::new(conversation_dir)
+        .read()
+        .map(|list| list.into_iter().map(|c| c.id).collect())
+        .unwrap_or_default();
+    let bundled = match checkpoints_home {
+        Some(home) if !commits.is_empty() && workspace.is_dir() => {
+            tandem_checkpoint::Store::open(home, workspace)
+                .and_then(|store| store.bundle(&commits, &bundle))
+                .map_err(|e| tracing::warn!("the trace goes without its checkpoints' trees: {e}"))
+                .unwrap_or(false)
+        }
+        _ => false,
+    };
+    tandem_replay::trace::export(
+        conversation_dir,
+        id,
+        &workspace.to_string_lossy(),
+        bundled.then_some(bundle.as_path()),
+        mask,
+        out,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// `GET /api/conversations/{id}/trace`: the conversation's trace (`*.tandem-trace`).
+pub async fn trace(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let id = conversation_id(&id)?;
+    let live = state.registry.get(&id).await?;
+    let dir = live.handle.dir().to_path_buf();
+    let workspace = live.workspace.clone();
+    let masker = live.handle.masker();
+    let home = state.config.checkpoints_home.clone();
+    let name = id.clone();
+    let file = tokio::task::spawn_blocking(move || {
+        let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let out = scratch.path().join("trace.tandem-trace");
+        let mask = |text: &str| masker.mask(text);
+        write_trace(&dir, &name, &workspace, home.as_deref(), &mask, &out)?;
+        // Open, then let the scratch folder go: the open file stays readable.
+        std::fs::File::open(&out).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))?
+    .map_err(|e| ApiError::Internal(format!("cannot write the trace: {e}")))?;
+    let stream = tokio_util::io::ReaderStream::new(tokio::fs::File::from_std(file));
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "application/x-tandem-trace".to_owned(),
+            ),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{id}.tandem-trace\""),
+            ),
+        ],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response())
+}

@@ -480,6 +480,10 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .response(Body::Bytes)
             .tandem()
             .doc("A recorded browser frame (image/jpeg), by the frame_id a ReplayState names. 422 naming frame_id when it was not recorded or its image is gone."),
+        Route::get("/api/conversations/{conversation_id}/trace", replay_routes::trace)
+            .response(Body::Bytes)
+            .tandem()
+            .doc("The conversation's trace (application/x-tandem-trace, a tar archive): trace.json (format, version, conversation_id, workspace), conversation/ (base_state.json, meta.json, events/, checkpoints.jsonl, replay/ with the terminal casts and browser frames, every text file masked with the conversation's secrets) and checkpoints.bundle (a git bundle of the checkpoints' trees). `tandem replay open FILE` opens it with no server state."),
         Route::post("/api/conversations/{conversation_id}/navigate", checkpoint_routes::navigate)
             .body::<NavigateConversationRequest>()
             .ok::<ConversationInfo>()

@@ -103,6 +103,66 @@ async fn every_event_replays_the_terminal_screen_and_the_files_as_they_were() {
     }
     assert_eq!(casts.len(), 1, "{casts:?}");
 
+    // The trace: one file, the secret nowhere in it, every checkpoint's tree in its bundle.
+    let res = t
+        .http
+        .get(t.url(&format!("/api/conversations/{id}/trace")))
+        .header("X-Session-API-Key", harness::KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/x-tandem-trace");
+    let bytes = res.bytes().await.unwrap();
+    assert!(!String::from_utf8_lossy(&bytes).contains(CANARY));
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("t.tandem-trace");
+    std::fs::write(&file, &bytes).unwrap();
+    let opened = tandem_replay::trace::open(&file, &scratch.path().join("open")).unwrap();
+    assert!(opened.notes.is_empty(), "{:?}", opened.notes);
+    assert_eq!(
+        opened.manifest.conversation_id.replace('-', ""),
+        id.replace('-', "")
+    );
+    assert_eq!(
+        std::fs::read_dir(opened.conversation_dir.join("events"))
+            .unwrap()
+            .count(),
+        events.len()
+    );
+    let bundle = opened.bundle.expect("the checkpoints' trees");
+    let repo = scratch.path().join("trees.git");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "--quiet", "--bare", &repo.to_string_lossy()]);
+    git(&[
+        "-C",
+        &repo.to_string_lossy(),
+        "fetch",
+        "--quiet",
+        &bundle.to_string_lossy(),
+        "refs/tandem-trace/*:refs/tandem-trace/*",
+    ]);
+    for c in &checkpoints {
+        let tree = c["tree"].as_str().unwrap();
+        assert_eq!(
+            git(&["-C", &repo.to_string_lossy(), "cat-file", "-t", tree]).trim(),
+            "tree"
+        );
+    }
+
     // Bad input: no event, an unknown one.
     let (s, v) = t.get(&format!("/api/conversations/{id}/replay")).await;
     assert_eq!(s, 422, "{v}");

@@ -898,6 +898,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The conversation's trace (application/x-tandem-trace, a tar archive): trace.json (format, version, conversation_id, workspace), conversation/ (base_state.json, meta.json, events/, checkpoints.jsonl, replay/ with the terminal casts and browser frames, every text file masked with the conversation's secrets) and checkpoints.bundle (a git bundle of the checkpoints' trees). `tandem replay open FILE` opens it with no server state
+         * @description The conversation's trace (application/x-tandem-trace, a tar archive): trace.json (format, version, conversation_id, workspace), conversation/ (base_state.json, meta.json, events/, checkpoints.jsonl, replay/ with the terminal casts and browser frames, every text file masked with the conversation's secrets) and checkpoints.bundle (a git bundle of the checkpoints' trees). `tandem replay open FILE` opens it with no server state. (Tandem addition.)
+         */
+        get: operations["get_api_conversations__conversation_id__trace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/workspace/diff": {
         parameters: {
             query?: never;
@@ -5856,6 +5876,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_conversations__conversation_id__trace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
