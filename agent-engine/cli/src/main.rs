@@ -350,7 +350,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             Ok(0)
         }
         Cmd::Replay(cmd) => {
-            replay::run(cmd, &home, &store)?;
+            replay::run(cmd, &home, &store).await?;
             Ok(0)
         }
         Cmd::SystemCheckpoint => {

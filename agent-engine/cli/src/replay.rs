@@ -1,6 +1,8 @@
 //! `tandem replay export ID -o FILE`: a conversation of this machine (`$TANDEM_HOME`) written
 //! as one trace file (events, terminal casts, browser frames, the checkpoints' trees) that
-//! opens anywhere.
+//! opens anywhere. `tandem replay open FILE`: the trace served read-only on loopback, in the
+//! same UI, from a scratch folder that goes when the server stops (no server state, no
+//! network).
 
 use std::path::{Path, PathBuf};
 
@@ -19,13 +21,82 @@ pub enum ReplayCmd {
         #[arg(long, short)]
         output: PathBuf,
     },
+    /// Serve a trace read-only on 127.0.0.1 and print the address of its replay in the UI.
+    Open {
+        /// The `.tandem-trace` file.
+        file: PathBuf,
+        /// Port to bind (0 picks a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
 }
 
 /// Runs a `tandem replay` command.
-pub fn run(cmd: ReplayCmd, home: &Path, store: &ConversationStore) -> Result<()> {
+pub async fn run(cmd: ReplayCmd, home: &Path, store: &ConversationStore) -> Result<()> {
     match cmd {
         ReplayCmd::Export { id, output } => export(home, store, &id, &output),
+        ReplayCmd::Open { file, port } => open(&file, port).await,
     }
+}
+
+/// Extracts the trace into `scratch` as a server home holding its one conversation, working
+/// in an empty folder of its own (never the original workspace) and not running; returns the
+/// conversation's id and what the trace could not give.
+fn unpack(file: &Path, scratch: &Path) -> Result<(String, Vec<String>)> {
+    let opened = tandem_replay::trace::open(file, &scratch.join("trace"))?;
+    let id = opened.manifest.conversation_id.clone();
+    let home = scratch.join("home");
+    let store = ConversationStore::new(home.join("conversations"));
+    let dir = store.dir_for(&id)?;
+    std::fs::create_dir_all(home.join("conversations"))?;
+    std::fs::rename(&opened.conversation_dir, &dir)
+        .with_context(|| format!("moving the trace's conversation to {}", dir.display()))?;
+    let workspace = scratch.join("workspace");
+    std::fs::create_dir_all(&workspace)?;
+    let state_path = dir.join("base_state.json");
+    let mut state: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(&state_path).context("the trace has no base_state.json")?,
+    )
+    .context("the trace's base_state.json")?;
+    state["workspace"]["working_dir"] = workspace.to_string_lossy().into_owned().into();
+    if state["execution_status"] == "running" {
+        state["execution_status"] = "paused".into();
+    }
+    std::fs::write(&state_path, serde_json::to_vec(&state)?)?;
+    Ok((id, opened.notes))
+}
+
+async fn open(file: &Path, port: u16) -> Result<()> {
+    let scratch = tempfile::tempdir().context("cannot make a scratch folder")?;
+    let (id, notes) =
+        unpack(file, scratch.path()).with_context(|| format!("cannot open {}", file.display()))?;
+    for n in &notes {
+        eprintln!("warning: {n}");
+    }
+    let home = scratch.path().join("home");
+    let mut config = tandem_server::ServerConfig::new(&home);
+    config.read_only = true;
+    config.checkpoints_home = None;
+    config.checkpoints_outside = Vec::new();
+    let key = uuid::Uuid::new_v4().simple().to_string();
+    config.session_keys = vec![key.clone()];
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    let local = listener.local_addr()?;
+    let (ui, _) = tandem_server::ui::UiSource::from_env();
+    let server = tandem_server::Server::start(config).await.with_ui(ui);
+    println!(
+        "Replaying {} (conversation {id}), read-only",
+        file.display()
+    );
+    println!("Open: http://{local}/ui/#key={key}&conversation={id}&replay=1");
+    eprintln!("· Ctrl-C (or SIGTERM) stops it; nothing of the trace is kept");
+    server
+        .serve(listener, crate::serve::shutdown_signal())
+        .await?;
+    drop(scratch);
+    Ok(())
 }
 
 fn export(home: &Path, store: &ConversationStore, id: &str, output: &Path) -> Result<()> {

@@ -381,7 +381,7 @@ fn without_key_flags(args: &[OsString]) -> Vec<OsString> {
     out
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -869,3 +869,118 @@ fn checkpoints_list_what_each_command_changed_and_rewind_takes_it_back() {
         text(&out)
     );
 }
+
+/// `tandem replay export` writes a conversation as one trace; `tandem replay open` serves it
+/// read-only on loopback in a scratch home: the replay route answers, anything that would run
+/// or write is refused, SIGTERM ends it cleanly. Bad input: an unknown
+/// conversation, a file that is not a trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trace_exports_and_opens_read_only_anywhere() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let out = env.run(None, &["show me around", "--llm", "demo"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let dir = env.conversation_dirs().remove(0);
+    let events = env.events(&dir);
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let trace = env.home.path().join("demo.tandem-trace");
+    let out = env
+        .cmd(None)
+        .args(["replay", "export", &id, "-o"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    assert!(trace.is_file());
+
+    let mut child = env
+        .cmd(None)
+        .args(["replay", "open"])
+        .arg(&trace)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(url) = line.strip_prefix("Open: ") {
+                let _ = tx.send(url.trim().to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("tandem replay open prints its address");
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let (base, fragment) = url.split_once("/ui/#").unwrap();
+    let param = |name: &str| {
+        fragment
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+            .unwrap()
+            .to_owned()
+    };
+    let (key, conversation) = (param("key"), param("conversation"));
+    let http = reqwest::Client::new();
+    let last = events.last().unwrap()["id"].as_str().unwrap();
+    let resp = http
+        .get(format!(
+            "{base}/api/conversations/{conversation}/replay?event_id={last}"
+        ))
+        .header("X-Session-API-Key", &key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let state: Value = resp.json().await.unwrap();
+    assert!(state["workspace"]["tree"].is_string(), "{state}");
+    let resp = http
+        .post(format!("{base}/api/conversations/{conversation}/run"))
+        .header("X-Session-API-Key", &key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 409, "a replay runs nothing");
+    let resp = http
+        .get(format!(
+            "{base}/api/conversations/{conversation}/replay?event_id={last}"
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401, "the key is still needed");
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(child.wait().unwrap().success(), "SIGTERM ends it cleanly");
+
+    // Bad input.
+    let out = env
+        .cmd(None)
+        .args(["replay", "export", "0123456789abcdef0123456789abcdef", "-o"])
+        .arg(env.home.path().join("x"))
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr.contains("no such conversation"), "{stderr}");
+    let junk = env.home.path().join("junk.tandem-trace");
+    std::fs::write(&junk, "not a trace").unwrap();
+    let out = env
+        .cmd(None)
+        .args(["replay", "open"])
+        .arg(&junk)
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr.contains("not a Tandem trace"), "{stderr}");
+}

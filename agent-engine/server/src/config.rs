@@ -67,6 +67,10 @@ pub struct ServerConfig {
     /// and the browser); a program embedding the server registers its own tools here, and a
     /// spec sent over the network names them like any other.
     pub tools: ToolCatalog,
+    /// A replay of a trace (`tandem replay open`): every request that would change something
+    /// (any method but GET, HEAD and OPTIONS) and every socket but the events' is refused with
+    /// 409, so nothing runs and nothing is written.
+    pub read_only: bool,
 }
 
 impl ServerConfig {
@@ -95,6 +99,7 @@ impl ServerConfig {
             terminal_soft_timeout: None,
             vnc_addr: None,
             tools: tandem_host::catalog(),
+            read_only: false,
         }
     }
 

@@ -239,6 +239,11 @@ impl Server {
     /// redirect from `/` to it) when set, and CORS outermost.
     pub fn router(&self) -> Router {
         let api = routes::router(self.state.config.max_upload_bytes)
+            // Inside the key check: a caller without the key is told that first.
+            .layer(axum::middleware::from_fn_with_state(
+                self.state.clone(),
+                replay_routes::read_only_guard,
+            ))
             .layer(axum::middleware::from_fn_with_state(
                 self.state.clone(),
                 auth::require_key,

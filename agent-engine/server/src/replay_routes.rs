@@ -281,3 +281,31 @@ pub async fn trace(
     )
         .into_response())
 }
+
+/// Refuses, on a read-only server (a trace's replay), whatever could change something: every
+/// method but GET, HEAD and OPTIONS, and every socket but the events' (a terminal or a browser
+/// socket would start a shell or Chromium).
+pub async fn read_only_guard(
+    State(state): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::Method;
+    use axum::response::IntoResponse;
+    if state.config.read_only {
+        let path = request.uri().path();
+        let reading = matches!(
+            *request.method(),
+            Method::GET | Method::HEAD | Method::OPTIONS
+        );
+        let socket = path.starts_with("/sockets/") && !path.starts_with("/sockets/events/");
+        if !reading || socket {
+            return ApiError::Conflict(
+                "this server replays a trace: it is read-only (nothing runs, nothing is written)"
+                    .into(),
+            )
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
