@@ -3,7 +3,8 @@
 //! per browser step (navigate + get_state with a screenshot) cold (Chromium's start included)
 //! and warm, the same step through the tools the model calls, screencast frames per second on
 //! an animating page, input-to-frame latency (a person's click → the first changed frame) and
-//! the memory of one browser with one tab. Each step figure is printed with the upstream
+//! the memory of one browser with one tab, and the replay lane's frame (capture time and size).
+//! Each step figure is printed with the upstream
 //! OpenHands 1.58.2 anchor (about 0.7 s per browser step, including the browser's start) and
 //! the ratio.
 //!
@@ -365,6 +366,18 @@ async fn run(reps: usize) {
     }
     drop(frames);
     drop(b.hand_back("benchmark done").await);
+
+    // 6. Replay frames: the capture the replay lane records after each browser action.
+    let mut capture_ms = Vec::new();
+    let mut capture_kb = Vec::new();
+    for i in 0..reps.max(10) {
+        let page = [url("/"), url("/about.html"), url("/anim.html")][i % 3].clone();
+        b.navigate(&page, false).await.unwrap();
+        let t = Instant::now();
+        let (data, _) = b.capture().await.expect("a replay frame");
+        capture_ms.push(ms(t));
+        capture_kb.push(data.len() as f64 * 3.0 / 4.0 / 1024.0);
+    }
     b.close().await;
 
     let warm_med = percentile(&mut warm, 0.5);
@@ -374,6 +387,10 @@ async fn run(reps: usize) {
     let tool_p95 = percentile(&mut tool_steps, 0.95);
     let lat_med = percentile(&mut latency, 0.5);
     let lat_p95 = percentile(&mut latency, 0.95);
+    let cap_med = percentile(&mut capture_ms, 0.5);
+    let cap_p95 = percentile(&mut capture_ms, 0.95);
+    let kb_med = percentile(&mut capture_kb, 0.5);
+    let kb_max = percentile(&mut capture_kb, 1.0);
 
     println!();
     println!(
@@ -454,6 +471,21 @@ async fn run(reps: usize) {
         mem.pss_mb,
         "MB",
         "(shared pages split between the processes)",
+    );
+    plain(
+        "replay frame (JPEG q40 of the viewport), capture median",
+        cap_med,
+        "ms",
+        &format!("(p95 {cap_p95:.1} ms)"),
+    );
+    plain(
+        "replay frame size, median",
+        kb_med,
+        "KB",
+        &format!(
+            "(largest {kb_max:.1} KB; 2,500 frames an hour: {:.0} MB/h)",
+            kb_med * 2500.0 / 1024.0
+        ),
     );
     println!();
     println!(

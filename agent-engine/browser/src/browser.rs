@@ -295,9 +295,10 @@ impl Browser {
         self.inner.frames.subscribe()
     }
 
-    /// A JPEG (base64) of the active tab's viewport and its address, when Chromium runs;
-    /// waits for the agent's or the person's action in progress to end. `None` when the
-    /// browser is not running or the capture fails.
+    /// A JPEG (base64, quality 40: a replay frame, encoded by Chromium) of what the active
+    /// tab shows, and its address, when Chromium runs; waits for the agent's or the person's
+    /// action in progress to end. `None` when the browser is not running or the capture fails.
+    /// (A scaled capture would change the live screencast's size while it runs: not done.)
     pub async fn capture(&self) -> Option<(String, String)> {
         use chromiumoxide::cdp::browser_protocol::page::{
             CaptureScreenshotFormat, CaptureScreenshotParams,
@@ -307,7 +308,7 @@ impl Browser {
         let shot = page
             .execute(CaptureScreenshotParams {
                 format: Some(CaptureScreenshotFormat::Jpeg),
-                quality: Some(60),
+                quality: Some(40),
                 ..CaptureScreenshotParams::default()
             })
             .await

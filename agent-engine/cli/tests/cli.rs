@@ -2,6 +2,7 @@
 //! loopback, conversations persisted under a temporary `TANDEM_HOME`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -319,6 +320,26 @@ fn the_demo_runs_without_any_provider() {
     assert_clean_demo(&env.events(&dirs[0]), env.workspace.path());
 }
 
+/// What `child` prints after `prefix` on a line of its stdout (read on, so it never blocks on a
+/// full pipe), within a minute.
+fn printed(child: &mut std::process::Child, prefix: &str) -> String {
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let wanted = prefix.to_owned();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(rest) = line.strip_prefix(&wanted) {
+                let _ = tx.send(rest.trim().to_owned());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("the command printed no line starting {prefix:?}"))
+}
+
 /// `tandem serve` on a free loopback port; killed when dropped.
 struct Served {
     child: std::process::Child,
@@ -327,7 +348,6 @@ struct Served {
 
 impl Served {
     fn start(home: &Path, args: &[&str]) -> Self {
-        use std::io::BufRead;
         let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
             .args(["serve", "--host", "127.0.0.1", "--port", "0"])
             .args(args)
@@ -341,21 +361,7 @@ impl Served {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if let Some(url) = line.strip_prefix("Tandem agent server on ") {
-                    let _ = tx.send(url.trim().to_owned());
-                }
-            }
-        });
-        let base = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("tandem serve prints its address");
+        let base = printed(&mut child, "Tandem agent server on ");
         Self { child, base }
     }
 }
@@ -663,7 +669,6 @@ fn serve_shows_the_key_it_made_on_a_terminal() {
 /// as another user, since root reads everything.
 #[test]
 fn another_process_of_the_same_user_cannot_read_the_servers_environment_or_memory() {
-    use std::io::BufRead;
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::process::CommandExt;
     let me = std::fs::metadata("/proc/self").unwrap().uid();
@@ -876,7 +881,6 @@ fn checkpoints_list_what_each_command_changed_and_rewind_takes_it_back() {
 /// conversation, a file that is not a trace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trace_exports_and_opens_read_only_anywhere() {
-    use std::io::BufRead;
     let env = Env::new();
     let out = env.run(None, &["show me around", "--llm", "demo"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
@@ -901,21 +905,7 @@ async fn a_trace_exports_and_opens_read_only_anywhere() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(url) = line.strip_prefix("Open: ") {
-                let _ = tx.send(url.trim().to_owned());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("tandem replay open prints its address");
+    let url = printed(&mut child, "Open: ");
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let (base, fragment) = url.split_once("/ui/#").unwrap();
     let param = |name: &str| {

@@ -1,8 +1,8 @@
 //! The browser lane: frames of the agent's browser, each a JPEG file in `frames/`, listed in
 //! `browser.jsonl` (one JSON line per frame: its id, file, page address, and the newest event
-//! recorded before it). Two kinds: one full frame after each browser action, and screencast
-//! frames while someone watches, at most one per [`SCREENCAST_INTERVAL`] and never the same
-//! image twice in a row. Addresses are masked before they are written.
+//! recorded before it). Two kinds: one frame after each browser action, and screencast frames
+//! while someone watches (the recorder takes at most one per [`SCREENCAST_INTERVAL`]), never
+//! the same image twice in a row. Addresses are masked before they are written.
 //!
 //! The frame as of an event is the newest whose `after_event` is that event or one before it
 //! ([`frame_at`]). A frame whose file is missing is named and the one before it shown.
@@ -12,13 +12,13 @@ use std::fs::{File, OpenOptions};
 use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use crate::{ReplayError, Result};
 
-/// Screencast frames recorded at most this often (2 per second).
+/// Screencast frames are taken at most this often (2 per second).
 pub const SCREENCAST_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The list of frames in a replay folder.
@@ -59,7 +59,6 @@ pub struct FrameWriter {
     next: u64,
     last_hash: Option<u64>,
     last_file: Option<String>,
-    last_screencast: Option<Instant>,
 }
 
 fn hash(bytes: &[u8]) -> u64 {
@@ -86,14 +85,13 @@ impl FrameWriter {
             next,
             last_hash: None,
             last_file: None,
-            last_screencast: None,
         })
     }
 
     /// Records `jpeg` of the page at `url` (already masked), after event `after_event`.
-    /// A screencast frame sooner than [`SCREENCAST_INTERVAL`] after the last one, or the same
-    /// image as the frame before, is skipped (`None`); an action frame is always listed, its
-    /// image shared with the frame before when it is the same.
+    /// A screencast frame with the same image as the frame before is skipped (`None`); an
+    /// action frame is always listed, its image shared with the frame before when it is the
+    /// same.
     pub fn write(
         &mut self,
         jpeg: &[u8],
@@ -101,16 +99,9 @@ impl FrameWriter {
         after_event: Option<&str>,
         kind: FrameKind,
     ) -> Result<Option<FrameEntry>> {
-        let now = Instant::now();
         let same = self.last_hash == Some(hash(jpeg));
-        if kind == FrameKind::Screencast {
-            let soon = self
-                .last_screencast
-                .is_some_and(|t| now.duration_since(t) < SCREENCAST_INTERVAL);
-            if soon || same {
-                return Ok(None);
-            }
-            self.last_screencast = Some(now);
+        if kind == FrameKind::Screencast && same {
+            return Ok(None);
         }
         let id = format!("f{:07}", self.next);
         let file = match (&self.last_file, same) {

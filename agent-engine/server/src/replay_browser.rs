@@ -1,7 +1,9 @@
 //! Records the agent's browser for replay (`tandem_replay::frames`): one frame after each
-//! browser action, and the live screencast at a low rate while someone watches it (recording
-//! never starts the screencast itself). Each frame is listed after the newest event recorded
-//! before it; its address is masked with the conversation's masker.
+//! browser action, and while someone watches the live screencast (recording never starts it),
+//! a frame when the page changed, at most one per `SCREENCAST_INTERVAL` (the last change is
+//! caught when the interval ends). Frames are Chromium's own JPEGs of the visible page at
+//! quality 40 ([`Browser::capture`]), smaller than the viewer's. Each is listed after the
+//! newest event recorded before it; its address is masked with the conversation's masker.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -9,9 +11,11 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use tandem_browser::Browser;
 use tandem_protocol::Event;
+use tandem_replay::frames::SCREENCAST_INTERVAL;
 use tandem_replay::{FrameKind, FrameWriter};
 use tandem_sdk::ConversationHandle;
 use tokio::sync::broadcast::error::RecvError;
+use tokio::time::Instant;
 
 /// Stops the recording when dropped (with the conversation's [`Live`](crate::registry::Live)).
 #[derive(Debug)]
@@ -25,6 +29,14 @@ impl Drop for BrowserRecording {
 
 fn is_browser_action(event: &Event) -> bool {
     matches!(event, Event::Observation(o) if o.tool_name.starts_with("browser_"))
+}
+
+/// Waits until `due`, or forever without one.
+async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Starts recording `browser` into `dir` for the conversation of `handle`.
@@ -44,16 +56,18 @@ pub fn record(browser: Browser, handle: &ConversationHandle, dir: PathBuf) -> Br
         };
         let mut frames = browser.frames_passively();
         frames.borrow_and_update();
+        let mut last_capture: Option<Instant> = None;
+        // A change seen within the interval: captured when the interval ends.
+        let mut due: Option<Instant> = None;
         loop {
-            let (data, url, kind) = tokio::select! {
+            let kind = tokio::select! {
                 event = events.recv() => match event {
                     Ok(event) => {
                         last_event = Some(event.id().to_owned());
                         if !is_browser_action(&event) {
                             continue;
                         }
-                        let Some((data, url)) = browser.capture().await else { continue };
-                        (data, url, FrameKind::Action)
+                        FrameKind::Action
                     }
                     Err(RecvError::Lagged(_)) => continue,
                     Err(RecvError::Closed) => break,
@@ -62,9 +76,24 @@ pub fn record(browser: Browser, handle: &ConversationHandle, dir: PathBuf) -> Br
                     if changed.is_err() {
                         break;
                     }
-                    let Some(frame) = frames.borrow_and_update().clone() else { continue };
-                    (frame.data.to_string(), browser.state().url, FrameKind::Screencast)
+                    frames.borrow_and_update();
+                    let ready = last_capture.is_none_or(|t| t.elapsed() >= SCREENCAST_INTERVAL);
+                    if !ready {
+                        due = due.or(last_capture.map(|t| t + SCREENCAST_INTERVAL));
+                        continue;
+                    }
+                    FrameKind::Screencast
                 }
+                () = sleep_until(due) => {
+                    due = None;
+                    FrameKind::Screencast
+                }
+            };
+            if kind == FrameKind::Screencast {
+                last_capture = Some(Instant::now());
+            }
+            let Some((data, url)) = browser.capture().await else {
+                continue;
             };
             let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(data.as_bytes()) else {
                 continue;

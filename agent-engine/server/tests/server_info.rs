@@ -59,5 +59,6 @@ async fn the_browser_tools_and_socket_are_advertised() {
     assert!(listed("usable_tools", "browser_tool_set"), "{open}");
     assert!(listed("usable_tools", "browser_request_handoff"), "{open}");
     assert!(listed("capabilities", "tandem_browser_socket_v1"), "{open}");
+    assert!(listed("capabilities", "tandem_replay_v1"), "{open}");
     t.stop().await;
 }

@@ -16,6 +16,7 @@ import type {
   ForkConversationRequest,
   RejectHunkRequest,
   RejectHunkResponse,
+  ReplayState,
   RewindRequest,
   RewindResponse,
 } from "./tandemTypes";
@@ -76,13 +77,7 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
       (init.headers as Record<string, string>)["Content-Type"] = "application/json";
     }
     const res = await safeFetch(new Request(`${baseUrl}${path}`, init));
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // Not JSON: keep the text for the error message.
-    }
+    const parsed = await readBody(res);
     if (!res.ok) throw errorFromStatus(res.status, parsed, what);
     return parsed as T;
   }
@@ -233,10 +228,30 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
     rewind(id: string, body: RewindRequest): Promise<RewindResponse> {
       return raw("rewind", "POST", `/api/conversations/${enc(id)}/rewind`, body);
     },
+    /** Tandem: what the panes showed as of an event (a lane with nothing recorded by then is null). 422 naming an unknown event. */
+    replay(id: string, eventId: string): Promise<ReplayState> {
+      return raw("replay", "GET", `/api/conversations/${enc(id)}/replay?event_id=${enc(eventId)}`);
+    },
+    /** Tandem: a recorded browser frame (a JPEG), by the `frame_id` a ReplayState names. */
+    async replayFrame(id: string, frameId: string): Promise<Blob> {
+      const res = await safeFetch(new Request(`${baseUrl}/api/conversations/${enc(id)}/replay/frames/${enc(frameId)}`, { headers }));
+      if (!res.ok) throw errorFromStatus(res.status, await readBody(res), "browser frame");
+      return res.blob();
+    },
   };
 }
 
 export type Api = ReturnType<typeof createApi>;
+
+/** A response's body: its JSON, else its text (kept for the error message). */
+async function readBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
+}
 
 /**
  * Upstream documents the events page as untyped; read `{items, next_page_id}` defensively and

@@ -1,4 +1,4 @@
-// Shapes of Tandem's own event, checkpoint, rewind, review and fork routes that upstream's OpenAPI document does not contain,
+// Shapes of Tandem's own event, checkpoint, rewind, review, fork and replay routes that upstream's OpenAPI document does not contain,
 // generated from our server's document (ui/openapi.tandem.json into tandem.gen.ts); this file
 // only gives them their short names.
 import type { components } from "./tandem.gen";
@@ -12,6 +12,10 @@ export type ForkConversationRequest = Schemas["ForkConversationRequest"];
 export type ForkWorkspace = Schemas["ForkWorkspace"];
 export type Checkpoint = Schemas["Checkpoint"];
 export type CheckpointList = Schemas["CheckpointList"];
+export type ReplayBrowser = Schemas["ReplayBrowser"];
+export type ReplayState = Schemas["ReplayState"];
+export type ReplayTerminal = Schemas["ReplayTerminal"];
+export type ReplayWorkspace = Schemas["ReplayWorkspace"];
 export type RejectHunkRequest = Schemas["RejectHunkRequest"];
 export type RejectHunkResponse = Schemas["RejectHunkResponse"];
 export type RestoreScope = Schemas["RestoreScope"];

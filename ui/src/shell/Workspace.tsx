@@ -18,8 +18,13 @@ import { observationCount } from "../features/rewind/attribution";
 import { RewindDialog } from "../features/rewind/RewindDialog";
 import { RewoundNotice } from "../features/rewind/RewoundNotice";
 import { useCheckpoints } from "../features/rewind/useCheckpoints";
-import { TimelinePane, type TimelineCheckpoints } from "../features/timeline/TimelinePane";
+import { replayEvents } from "../features/replay/events";
+import { ReplayPanel } from "../features/replay/ReplayPanel";
+import { Scrubber } from "../features/replay/Scrubber";
+import { useReplay } from "../features/replay/useReplay";
+import { TimelinePane, type TimelineCheckpoints, type TimelineReplay } from "../features/timeline/TimelinePane";
 import type { RewindResponse } from "../api/tandemTypes";
+import { activeItems } from "../store/branch";
 import { useConversationStream } from "../store/connect";
 import { convKey, useLive, useStreamState, useTimeline } from "../store/live";
 import { pendingApprovals, type TimelineInput } from "../store/timeline";
@@ -95,6 +100,33 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
   const [forkAt, setForkAt] = useState<string | null>(null);
   const queryClient = useQueryClient();
   const openConversation = useUi((s) => s.openConversation);
+  // Replay: the panes as of any event of the active branch, in place of the editor and browser.
+  const events = useMemo(() => replayEvents(activeItems(state.items, state.branches)), [state.items, state.branches]);
+  const replay = useReplay(events.length);
+  const replayAt = events[replay.index]?.id ?? null;
+  const { on: replayOn, toggle: toggleReplay, cursor: replayCursor, index: replayIndex, send: replaySend } = replay;
+  const selectReplay = useCallback(
+    (eventId: string) => {
+      const index = events.findIndex((e) => e.id === eventId);
+      if (index >= 0) replaySend({ type: "seek", index });
+    },
+    [events, replaySend],
+  );
+  // Tandem servers that record conversations say so; an upstream server does not.
+  const replayOffered = !lacks("tandem_replay_v1");
+  const timelineReplay = useMemo<TimelineReplay | null>(
+    () =>
+      !replayOffered
+        ? null
+        : {
+            on: replayOn,
+            toggle: toggleReplay,
+            at: replayAt,
+            select: selectReplay,
+            bar: <Scrubber events={events} cursor={replayCursor} index={replayIndex} send={replaySend} />,
+          },
+    [replayOffered, replayOn, toggleReplay, replayAt, selectReplay, events, replayCursor, replayIndex, replaySend],
+  );
   const browserApi = useMemo(() => createBrowserApi({ baseUrl: backend.baseUrl, key: backend.key }), [backend.baseUrl, backend.key]);
   const right = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -135,7 +167,7 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
               api={api} conversationId={conversationId} rewound={rewound} onFilesChanged={filesChanged} onDismiss={() => setRewound(null)} />
           )}
           <section className="pane grow" data-pane="timeline" aria-label="Timeline" tabIndex={-1}>
-            <TimelinePane state={state} checkpoints={timelineCheckpoints} onFork={setForkAt} />
+            <TimelinePane state={state} checkpoints={timelineCheckpoints} onFork={setForkAt} replay={timelineReplay} />
           </section>
           {rewindAt !== null && (
             <RewindDialog
@@ -176,7 +208,12 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
       <Panel defaultSize="45%" minSize="15%">
         <Group orientation="vertical">
           <Panel defaultSize="62%" minSize="10%">
-            <div className="column-pane" ref={right}>
+            {replayOn && (
+              <section className="pane fill replay-pane" data-pane="replay" aria-label="Replay" tabIndex={-1}>
+                <ReplayPanel api={api} conversationId={conversationId} eventId={replayAt} checkpoints={checkpoints.list} onFork={setForkAt} />
+              </section>
+            )}
+            <div className="column-pane" ref={right} hidden={replayOn}>
               <div className="pane-tabs" role="tablist" aria-label={desktop ? "Editor, browser or desktop" : "Editor or browser"} onKeyDown={tabKeys}>
                 <PaneTab tab="editor" current={rightTab} onSelect={setRightTab}>
                   Editor

@@ -13,6 +13,9 @@ export const SHORTCUTS: { keys: string; what: string }[] = [
   { keys: "Ctrl+S", what: "Save the open file (editor)" },
   { keys: "F2 / Delete", what: "Rename / delete the focused conversation" },
   { keys: "Ctrl+,", what: "Settings" },
+  { keys: "← / →", what: "Step the replay back / forward (Replay on, not typing)" },
+  { keys: "Space", what: "Play / pause the replay (Replay on, not typing)" },
+  { keys: "End", what: "Replay: back to live, following the newest event" },
   { keys: "?", what: "This help" },
 ];
 
@@ -26,6 +29,23 @@ function typing(t: EventTarget | null): boolean {
 let approveHandler: (() => void) | null = null;
 export function setApproveHandler(f: (() => void) | null): void {
   approveHandler = f;
+}
+
+/**
+ * The open conversation's replay keys while Replay is on, or null (set by its hook): takes a
+ * key (`ArrowLeft`, `ArrowRight`, ` `, `End`) and says whether it used it.
+ */
+let replayKeyHandler: ((key: string) => boolean) | null = null;
+export function setReplayKeyHandler(f: ((key: string) => boolean) | null): void {
+  replayKeyHandler = f;
+}
+
+/** A control that answers Space or arrows itself (a button presses, a tab list moves). */
+function ownsKey(t: EventTarget | null, key: string): boolean {
+  const el = t as HTMLElement | null;
+  if (!el?.closest) return false;
+  if (el.closest('[role="tablist"], [role="dialog"]')) return true;
+  return key === " " && Boolean(el.closest("button, a, summary, [role=button]"));
 }
 
 /** Installed once by the App, so help and pane focus work even with no conversation open. */
@@ -55,6 +75,10 @@ export function useGlobalShortcuts(): void {
         return;
       }
       if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (replayKeyHandler && !e.shiftKey && !e.defaultPrevented && !ownsKey(e.target, e.key) && replayKeyHandler(e.key)) {
+        e.preventDefault();
+        return;
+      }
       if (e.key === "?") {
         e.preventDefault();
         ui.setHelp(!ui.helpOpen);

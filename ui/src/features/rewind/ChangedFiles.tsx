@@ -13,11 +13,11 @@ const KINDS = [
  * changed outside the workspace (an install in the home folder) is named, and said not
  * restorable where a rewind cannot take it back.
  */
-export function ChangedFiles({ checkpoint }: { checkpoint: Checkpoint }) {
+export function ChangedFiles({ checkpoint, open = false }: { checkpoint: Checkpoint; /** Shown opened (the replay panel). */ open?: boolean }) {
   const summary = changeSummary(checkpoint);
   if (!summary) return null;
   return (
-    <details className="changed-files">
+    <details className="changed-files" open={open}>
       <summary>{summary}</summary>
       <ul className="changed-paths" aria-label="Files this action changed">
         {KINDS.flatMap(({ key, mark, word }) =>

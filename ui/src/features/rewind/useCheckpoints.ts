@@ -15,11 +15,14 @@ export interface CheckpointsView {
   canRewind: boolean;
   /** The agent's changes, by the id of the observation of the action that made them. */
   byObservation: ReadonlyMap<string, Checkpoint>;
+  /** Every checkpoint, oldest first (empty until answered, or on a host without them). */
+  list: readonly Checkpoint[];
   /** Fetch the list again (after a rewind, which adds checkpoints without an event). */
   refresh(): void;
 }
 
 const NONE: ReadonlyMap<string, Checkpoint> = new Map();
+const NO_LIST: readonly Checkpoint[] = [];
 
 /** A route the host does not serve: asking again will not help. */
 function unserved(e: unknown): boolean {
@@ -56,5 +59,5 @@ export function useCheckpoints(api: Api, conversationId: string, observations: n
   const checkpoints = query.data?.checkpoints;
   const byObservation = useMemo(() => (checkpoints ? agentChangesByEvent(checkpoints) : NONE), [checkpoints]);
   const refresh = useCallback(() => setRefreshes((n) => n + 1), []);
-  return { canRewind: served && (checkpoints?.length ?? 0) > 0, byObservation, refresh };
+  return { canRewind: served && (checkpoints?.length ?? 0) > 0, byObservation, list: checkpoints ?? NO_LIST, refresh };
 }

@@ -1,6 +1,6 @@
 // Every event of the conversation, virtualised (react-virtuoso keeps 10,000+ rows smooth with
 // variable heights) and stuck to the bottom while the person is at the bottom.
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { Virtuoso, type VirtuosoHandle } from "react-virtuoso";
 import type { Checkpoint } from "../../api/tandemTypes";
 import { activeItems } from "../../store/branch";
@@ -18,7 +18,7 @@ const KIND_LABEL: Record<KindFilter, string> = {
   other: "Other",
 };
 
-export function TimelineFilters({ filter, onChange }: { filter: TimelineFilter; onChange(f: TimelineFilter): void }) {
+export function TimelineFilters({ filter, onChange, children }: { filter: TimelineFilter; onChange(f: TimelineFilter): void; children?: ReactNode }) {
   const toggle = (k: KindFilter) => {
     const kinds = new Set(filter.kinds);
     if (kinds.has(k)) kinds.delete(k);
@@ -55,6 +55,7 @@ export function TimelineFilters({ filter, onChange }: { filter: TimelineFilter; 
         value={filter.text}
         onChange={(e) => onChange({ ...filter, text: e.target.value })}
       />
+      {children}
     </div>
   );
 }
@@ -90,6 +91,23 @@ export interface TimelineCheckpoints {
 
 const NO_CHECKPOINTS: TimelineCheckpoints = { byObservation: new Map(), onRewind: null };
 
+/** The replay's hold on the timeline (features/replay): its toggle, its bar and the selected row. */
+export interface TimelineReplay {
+  on: boolean;
+  toggle(): void;
+  /** The selected event while Replay is on. */
+  at: string | null;
+  /** A row was chosen while Replay is on: the replay moves to its event. */
+  select(eventId: string): void;
+  /** The scrubber, under the filters while Replay is on. */
+  bar: ReactNode;
+}
+
+/** Whether a row shows event `id` (an action's row shows its answer too). */
+function rowHas(item: TimelineItem, id: string | null): boolean {
+  return id !== null && (item.id === id || (item.type === "action" && item.result?.id === id));
+}
+
 /** A branch off a line (drawn: the fork glyphs are missing from common fonts). */
 function ForkIcon() {
   return (
@@ -103,11 +121,25 @@ function ForkIcon() {
 }
 
 /** One row: the item, what its action changed, "Rewind to here" and "Fork from here". */
-function Row({ item, pending, checkpoints, onFork }: { item: TimelineItem; pending: boolean; checkpoints: TimelineCheckpoints; onFork: ((eventId: string) => void) | null }) {
+function Row(props: {
+  item: TimelineItem;
+  pending: boolean;
+  checkpoints: TimelineCheckpoints;
+  onFork: ((eventId: string) => void) | null;
+  /** The replay is at this row. */
+  replayAt: boolean;
+  /** Replay is on: choosing the row moves it there. */
+  onReplay: ((eventId: string) => void) | null;
+}) {
+  const { item, pending, checkpoints, onFork, replayAt, onReplay } = props;
   const obs = observationIdOf(item);
   const { onRewind } = checkpoints;
   return (
-    <div className="timeline-row">
+    <div
+      className={`timeline-row${onReplay ? " replaying" : ""}${replayAt ? " replay-at" : ""}`}
+      aria-current={replayAt ? "step" : undefined}
+      onClick={onReplay ? () => onReplay(rewindEventIdOf(item)) : undefined}
+    >
       <ItemView item={item} pending={pending} changes={obs === undefined ? undefined : checkpoints.byObservation.get(obs)} />
       {onRewind && (
         <button
@@ -140,11 +172,14 @@ export function TimelinePane({
   state,
   checkpoints = NO_CHECKPOINTS,
   onFork = null,
+  replay = null,
 }: {
   state: TimelineState;
   checkpoints?: TimelineCheckpoints;
   /** Opens "Fork from here" for an event; null where forking is not offered. */
   onFork?: ((eventId: string) => void) | null;
+  /** Replay's toggle, scrubber and selection; null where replay is not offered. */
+  replay?: TimelineReplay | null;
 }) {
   const [filter, setFilter] = useState<TimelineFilter>(defaultFilter);
   // A conversation that went back to an earlier event shows its active branch only.
@@ -170,10 +205,34 @@ export function TimelinePane({
     opened.current = true;
     ref.current?.scrollToIndex({ index: "LAST", align: "end", behavior: "auto" });
   }, [items.length]);
+  // The replay moved: bring its row into view (the newest row keeps the list following).
+  const replayAt = replay?.on ? replay.at : null;
+  useEffect(() => {
+    if (replayAt === null) return;
+    const index = items.findIndex((item) => rowHas(item, replayAt));
+    if (index < 0) return;
+    stick({ type: index === items.length - 1 ? "jump-to-latest" : "person-scrolled" });
+    ref.current?.scrollIntoView({ index, behavior: "auto" });
+    // Only a move of the replay scrolls, not rows arriving.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [replayAt]);
 
   return (
     <div className="timeline">
-      <TimelineFilters filter={filter} onChange={setFilter} />
+      <TimelineFilters filter={filter} onChange={setFilter}>
+        {replay && (
+          <button
+            type="button"
+            className={`chip replay-toggle${replay.on ? " on" : ""}`}
+            aria-pressed={replay.on}
+            title="Step through the conversation and see what the terminal, browser and workspace showed at each event"
+            onClick={replay.toggle}
+          >
+            Replay
+          </button>
+        )}
+      </TimelineFilters>
+      {replay?.on && replay.bar}
       {elsewhere > 0 && (
         <div className="hint branch-note" role="note">
           Showing the active branch: {elsewhere} {elsewhere === 1 ? "event" : "events"} on other branches {elsewhere === 1 ? "is" : "are"} not shown.
@@ -212,7 +271,16 @@ export function TimelinePane({
               setAtBottom(bottom);
             }}
             increaseViewportBy={{ top: 400, bottom: 400 }}
-            itemContent={(_, item) => <Row item={item} pending={pending.has(item.id)} checkpoints={checkpoints} onFork={onFork} />}
+            itemContent={(_, item) => (
+              <Row
+                item={item}
+                pending={pending.has(item.id)}
+                checkpoints={checkpoints}
+                onFork={onFork}
+                replayAt={rowHas(item, replayAt)}
+                onReplay={replay?.on ? replay.select : null}
+              />
+            )}
             components={LIST_COMPONENTS}
           />
         )}
