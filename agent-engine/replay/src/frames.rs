@@ -99,7 +99,8 @@ impl FrameWriter {
         after_event: Option<&str>,
         kind: FrameKind,
     ) -> Result<Option<FrameEntry>> {
-        let same = self.last_hash == Some(hash(jpeg));
+        let digest = hash(jpeg);
+        let same = self.last_hash == Some(digest);
         if kind == FrameKind::Screencast && same {
             return Ok(None);
         }
@@ -130,7 +131,7 @@ impl FrameWriter {
             .write_all(&line)
             .map_err(|e| ReplayError::io("write", &path, e))?;
         self.next += 1;
-        self.last_hash = Some(hash(jpeg));
+        self.last_hash = Some(digest);
         self.last_file = Some(file);
         Ok(Some(entry))
     }

@@ -37,7 +37,7 @@ impl From<CheckpointError> for ApiError {
 }
 
 /// The conversation's event ids, oldest first.
-fn event_ids(live: &Live) -> Vec<String> {
+pub(crate) fn event_ids(live: &Live) -> Vec<String> {
     live.handle
         .events()
         .iter()

@@ -165,12 +165,7 @@ pub async fn replay(
     };
     let id = conversation_id(&id)?;
     let live = state.registry.get(&id).await?;
-    let events: Vec<String> = live
-        .handle
-        .events()
-        .iter()
-        .map(|e| e.id().to_owned())
-        .collect();
+    let events = crate::checkpoint_routes::event_ids(&live);
     let Some(at) = events.iter().position(|e| *e == event_id) else {
         return Err(ApiError::field(
             &["query", "event_id"],
