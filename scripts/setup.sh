@@ -9,6 +9,11 @@ command -v cc >/dev/null || need_apt+=(build-essential)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 # The LLM tests make a self-signed certificate for a loopback HTTPS server.
 command -v openssl >/dev/null || need_apt+=(openssl)
+# A trace is opened in a network namespace with only loopback up (tandem-cli tests: unshare,
+# nsenter, ip, curl).
+command -v unshare >/dev/null || need_apt+=(util-linux)
+command -v ip >/dev/null || need_apt+=(iproute2)
+command -v curl >/dev/null || need_apt+=(curl)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""

@@ -30,6 +30,12 @@ export function App() {
     // Reopen that backend's last conversation. Set directly, not through openConversation: this
     // only restores what was remembered and must not overwrite it (the effect also runs before
     // the backends have loaded).
+    const link = useUi.getState().openLink;
+    if (backendId && link) {
+      // The page was opened on a conversation (`tandem replay open`): that one.
+      useUi.setState({ conversationId: link.conversation });
+      return;
+    }
     const last = backendId ? host().loadPref<string>(lastConversationPref(backendId)) : null;
     useUi.setState({ conversationId: last ?? null });
   }, [backendId]);

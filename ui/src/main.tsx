@@ -5,12 +5,14 @@ import { App } from "./App";
 import { useBackends } from "./features/backends/backendStore";
 import { useSettings } from "./features/settings/settingsStore";
 import { initHost } from "./host";
-import { useUi, type Theme } from "./store/ui";
+import { linkFromHash, useUi, type Theme } from "./store/ui";
 import "./styles/app.css";
 
 async function start() {
+  // Read before the host takes the session key out of the address.
+  const openLink = linkFromHash(window.location.hash);
   const h = await initHost();
-  useUi.setState({ theme: h.loadPref<Theme>("theme") ?? "system" });
+  useUi.setState({ theme: h.loadPref<Theme>("theme") ?? "system", openLink });
   useSettings.getState().load();
   void useBackends.getState().load();
   const queryClient = new QueryClient({ defaultOptions: { queries: { staleTime: 2000, refetchOnWindowFocus: true } } });

@@ -26,5 +26,5 @@ pub use error::{CheckpointError, Result};
 pub use plan::{RewindPlan, RewindTarget, plan_rewind, resolve_event, rewind};
 pub use records::RecordLog;
 pub use restore::recover_all;
-pub use store::{Changes, Store, Taken, store_dir};
+pub use store::{Changes, EMPTY_TREE, Store, Taken, store_dir};
 pub use worktree::Worktree;

@@ -597,6 +597,21 @@ impl Store {
         Ok(true)
     }
 
+    /// Brings the checkpoints of a trace's bundle (written by [`bundle`](Self::bundle)) into
+    /// the store, so their trees and diffs can be read.
+    pub fn import_bundle(&self, bundle: &Path) -> Result<()> {
+        let _lock = self.lock()?;
+        let path = bundle.to_string_lossy();
+        self.git.run(&[
+            "fetch",
+            "--quiet",
+            "--no-write-fetch-head",
+            &path,
+            "refs/tandem-trace/*:refs/tandem-trace/*",
+        ])?;
+        Ok(())
+    }
+
     /// Packs the store's objects and drops what no checkpoint reaches.
     pub fn gc(&self) -> Result<()> {
         let _lock = self.lock()?;
@@ -606,4 +621,4 @@ impl Store {
 }
 
 /// git's empty tree.
-pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";

@@ -63,7 +63,16 @@ fn unpack(file: &Path, scratch: &Path) -> Result<(String, Vec<String>)> {
         state["execution_status"] = "paused".into();
     }
     std::fs::write(&state_path, serde_json::to_vec(&state)?)?;
-    Ok((id, opened.notes))
+    let mut notes = opened.notes;
+    // The checkpoints' trees, where the replay's diffs are read from.
+    if let Some(bundle) = &opened.bundle {
+        let imported = tandem_checkpoint::Store::open(&home, &workspace)
+            .and_then(|store| store.import_bundle(bundle));
+        if let Err(e) = imported {
+            notes.push(format!("the checkpoints' files cannot be shown: {e}"));
+        }
+    }
+    Ok((id, notes))
 }
 
 async fn open(file: &Path, port: u16) -> Result<()> {
@@ -76,7 +85,8 @@ async fn open(file: &Path, port: u16) -> Result<()> {
     let home = scratch.path().join("home");
     let mut config = tandem_server::ServerConfig::new(&home);
     config.read_only = true;
-    config.checkpoints_home = None;
+    // The trace's checkpoints (imported from its bundle), read for the replay's diffs; nothing
+    // runs, so none is taken.
     config.checkpoints_outside = Vec::new();
     let key = uuid::Uuid::new_v4().simple().to_string();
     config.session_keys = vec![key.clone()];

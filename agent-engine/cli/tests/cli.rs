@@ -875,13 +875,8 @@ fn checkpoints_list_what_each_command_changed_and_rewind_takes_it_back() {
     );
 }
 
-/// `tandem replay export` writes a conversation as one trace; `tandem replay open` serves it
-/// read-only on loopback in a scratch home: the replay route answers, anything that would run
-/// or write is refused, SIGTERM ends it cleanly. Bad input: an unknown
-/// conversation, a file that is not a trace.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_trace_exports_and_opens_read_only_anywhere() {
-    let env = Env::new();
+/// Runs the demo in `env` and exports its conversation as a trace: the trace and the events.
+fn demo_trace(env: &Env) -> (PathBuf, Vec<Value>) {
     let out = env.run(None, &["show me around", "--llm", "demo"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
     let dir = env.conversation_dirs().remove(0);
@@ -896,6 +891,87 @@ async fn a_trace_exports_and_opens_read_only_anywhere() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
     assert!(trace.is_file());
+    (trace, events)
+}
+
+/// A trace opens where there is no network at all: `tandem replay open` in a network namespace
+/// of its own, with only the loopback interface up, serves the replay to a client in that
+/// namespace.
+#[test]
+fn a_trace_opens_with_no_network_but_loopback() {
+    let env = Env::new();
+    let (trace, events) = demo_trace(&env);
+    let mut child = Command::new("unshare")
+        .args([
+            "--net",
+            "--",
+            "sh",
+            "-c",
+            r#"ip link set lo up && exec "$0" replay open "$1""#,
+        ])
+        .arg(env!("CARGO_BIN_EXE_tandem"))
+        .arg(&trace)
+        .env("TANDEM_HOME", env.home.path().join("isolated"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("unshare (util-linux) runs; the tests run as root");
+    let url = printed(&mut child, "Open: ");
+    let (base, fragment) = url.split_once("/ui/#").unwrap();
+    let key = fragment
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("key="))
+        .unwrap();
+    let conversation = fragment
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("conversation="))
+        .unwrap();
+    let namespace = format!("--net=/proc/{}/ns/net", child.id());
+    let inside = |args: &[&str]| {
+        let out = Command::new("nsenter")
+            .arg(&namespace)
+            .arg("--")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (_, links) = inside(&["ip", "-o", "link", "show", "up"]);
+    let up: Vec<&str> = links.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(up.len(), 1, "only loopback is up: {links}");
+    assert!(up[0].contains(" lo:"), "{links}");
+    let last = events.last().unwrap()["id"].as_str().unwrap();
+    let (ok, body) = inside(&[
+        "curl",
+        "-sf",
+        "-H",
+        &format!("X-Session-API-Key: {key}"),
+        &format!("{base}/api/conversations/{conversation}/replay?event_id={last}"),
+    ]);
+    assert!(ok, "the replay answers inside the namespace: {body}");
+    let state: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(state["event_id"], last);
+    assert!(state["workspace"]["tree"].is_string(), "{state}");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(child.wait().unwrap().success(), "SIGTERM ends it cleanly");
+}
+
+/// `tandem replay export` writes a conversation as one trace; `tandem replay open` serves it
+/// read-only on loopback in a scratch home: the replay route answers, anything that would run
+/// or write is refused, SIGTERM ends it cleanly. Bad input: an unknown
+/// conversation, a file that is not a trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trace_exports_and_opens_read_only_anywhere() {
+    let env = Env::new();
+    let (trace, events) = demo_trace(&env);
 
     let mut child = env
         .cmd(None)
@@ -929,6 +1005,31 @@ async fn a_trace_exports_and_opens_read_only_anywhere() {
     assert_eq!(resp.status().as_u16(), 200);
     let state: Value = resp.json().await.unwrap();
     assert!(state["workspace"]["tree"].is_string(), "{state}");
+    // The checkpoints came along in the trace's bundle: what the demo's edits changed shows.
+    let mut diffs = String::new();
+    for e in &events {
+        let state: Value = http
+            .get(format!(
+                "{base}/api/conversations/{conversation}/replay?event_id={}",
+                e["id"].as_str().unwrap()
+            ))
+            .header("X-Session-API-Key", &key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(
+            !state["notes"].to_string().contains("cannot be shown"),
+            "{state}"
+        );
+        diffs.push_str(state["workspace"]["diff"].as_str().unwrap_or_default());
+    }
+    assert!(
+        diffs.contains("\n+"),
+        "the demo's edits are in the diffs:\n{diffs}"
+    );
     let resp = http
         .post(format!("{base}/api/conversations/{conversation}/run"))
         .header("X-Session-API-Key", &key)

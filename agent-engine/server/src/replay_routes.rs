@@ -86,9 +86,14 @@ fn terminal_at(
     None
 }
 
-/// The workspace as of `events[at]`: the newest checkpoint of the newest event up to it.
+/// A diff longer than this is cut (the replay view shows the first part).
+const DIFF_CAP: usize = 256 * 1024;
+
+/// The workspace as of `events[at]`: the newest checkpoint of the newest event up to it, and
+/// what it changed since the checkpoint before it (from `store`, when there is one).
 fn workspace_at(
     conversation_dir: &Path,
+    store: Option<&tandem_checkpoint::Store>,
     events: &[String],
     at: usize,
     notes: &mut Vec<String>,
@@ -104,13 +109,37 @@ fn workspace_at(
     for (n, c) in checkpoints.iter().enumerate() {
         by_event.insert(c.event_id.as_str(), n);
     }
-    events[..=at].iter().rev().find_map(|id| {
-        let c = &checkpoints[*by_event.get(id.as_str())?];
-        Some(ReplayWorkspace {
-            tree: c.tree.clone(),
-            checkpoint_id: c.id.clone(),
-            at_event_id: id.clone(),
-        })
+    let (n, id) = events[..=at]
+        .iter()
+        .rev()
+        .find_map(|id| Some((*by_event.get(id.as_str())?, id)))?;
+    let c = &checkpoints[n];
+    let (mut diff, mut diff_truncated) = (String::new(), false);
+    if let Some(store) = store {
+        let from = n.checked_sub(1).map_or(tandem_checkpoint::EMPTY_TREE, |p| {
+            checkpoints[p].id.as_str()
+        });
+        match store.unified_diff(from, &c.id, &[]) {
+            Ok(mut text) => {
+                if text.len() > DIFF_CAP {
+                    let mut cut = DIFF_CAP;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    text.truncate(cut);
+                    diff_truncated = true;
+                }
+                diff = text;
+            }
+            Err(e) => notes.push(format!("the checkpoint's changes cannot be shown: {e}")),
+        }
+    }
+    Some(ReplayWorkspace {
+        tree: c.tree.clone(),
+        checkpoint_id: c.id.clone(),
+        at_event_id: id.clone(),
+        diff,
+        diff_truncated,
     })
 }
 
@@ -175,10 +204,13 @@ pub async fn replay(
         ));
     };
     let conversation_dir = live.handle.dir().to_path_buf();
+    let home = state.config.checkpoints_home.clone();
+    let workspace_dir = live.workspace.clone();
     let answer = tokio::task::spawn_blocking(move || {
         let mut notes = Vec::new();
         let terminal = terminal_at(&replay_dir(&conversation_dir), &events, at, &mut notes);
-        let workspace = workspace_at(&conversation_dir, &events, at, &mut notes);
+        let store = home.and_then(|h| tandem_checkpoint::Store::open(&h, &workspace_dir).ok());
+        let workspace = workspace_at(&conversation_dir, store.as_deref(), &events, at, &mut notes);
         let browser =
             tandem_replay::frame_at(&replay_dir(&conversation_dir), &events, at, &mut notes).map(
                 |f| ReplayBrowser {

@@ -79,6 +79,14 @@ async fn every_event_replays_the_terminal_screen_and_the_files_as_they_were() {
             .find(|c| c["event_id"] == event)
             .expect("each observation is checkpointed");
         assert_eq!(state["workspace"]["tree"], checkpoint["tree"], "{state}");
+        // What it changed since the checkpoint before: this step's file, and no other.
+        let diff = state["workspace"]["diff"].as_str().unwrap();
+        assert!(diff.contains(&format!("b/f{n}.txt")), "{diff}");
+        assert!(diff.contains(&format!("+step-{n}")), "{diff}");
+        if n > 0 {
+            assert!(!diff.contains(&format!("f{}.txt", n - 1)), "{diff}");
+        }
+        assert_eq!(state["workspace"]["diff_truncated"], false);
         assert!(state["browser"].is_null());
     }
 

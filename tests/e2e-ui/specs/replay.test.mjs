@@ -1,8 +1,9 @@
 // @ts-check
 // Replay: the agent runs two terminal commands that print different words and finishes. With
 // Replay on, choosing the first command's row shows the terminal as it was then (the first word,
-// not the second yet); stepping forward by keyboard reaches the second command's answer and its
-// word; Live goes back to the newest event.
+// not the second yet) and the file it wrote as a diff; stepping forward by keyboard reaches the second command's answer and its
+// word; Live goes back to the newest event. A replay link (`#conversation=ID&replay=1`, as
+// `tandem replay open` prints) opens that conversation with replay on.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { shot, until, visible } from "../lib/browser.mjs";
@@ -17,7 +18,7 @@ describe("replay", () => {
   const session = stackSession({
     name: "replay",
     script: () => [
-      { type: "reply", text: "The first word.", tool_calls: [{ name: "terminal", arguments: { command: `echo ${ONE}`, summary: "Print the first word", security_risk: "LOW" } }] },
+      { type: "reply", text: "The first word.", tool_calls: [{ name: "terminal", arguments: { command: `echo ${ONE} | tee one.txt`, summary: "Print the first word", security_risk: "LOW" } }] },
       { type: "reply", text: "The second word.", tool_calls: [{ name: "terminal", arguments: { command: `echo ${TWO}`, summary: "Print the second word", security_risk: "LOW" } }] },
       { type: "reply", tool_calls: [{ name: "finish", arguments: { message: DONE } }] },
     ],
@@ -55,6 +56,10 @@ describe("replay", () => {
     );
     assert.equal(await live.getAttribute("aria-pressed"), "false");
     assert.equal(await page.locator('.timeline-row[aria-current="step"]', { hasText: `echo ${ONE}` }).count(), 1);
+    // The files: what the command changed, read-only, against the checkpoint before.
+    const diff = page.getByRole("region", { name: "Changes since the checkpoint before" });
+    await visible(diff, "the checkpoint's diff", 20_000);
+    assert.match(await diff.innerText(), /one\.txt[\s\S]*replay-one/);
 
     // Step forward by keyboard to the second command's answer.
     const summary = bar.locator(".replay-summary");
@@ -80,6 +85,20 @@ describe("replay", () => {
     assert.equal(at, of);
     await visible(page.locator('.timeline-row[aria-current="step"]', { hasText: DONE }), "the newest row selected");
     await shot(page, "replay");
+  });
+
+  it("opens a replay link (what `tandem replay open` prints) on that conversation with replay on", async () => {
+    const { stack, page } = session;
+    const found = /** @type {{items: {id: string}[]}} */ (await stack.api("/api/conversations/search"));
+    const id = found.items[0]?.id;
+    assert.ok(id, "the conversation");
+    await page.goto("about:blank");
+    await page.goto(`${stack.uiUrl}&conversation=${id}&replay=1`);
+    await timelineShows(page, DONE);
+    const toggle = page.getByRole("button", { name: "Replay", exact: true });
+    await visible(toggle, "the replay toggle");
+    assert.equal(await toggle.getAttribute("aria-pressed"), "true");
+    await visible(page.getByLabel("Terminal as of this event"), "the replayed terminal", 20_000);
   });
 
   it("raised no page errors", () => {

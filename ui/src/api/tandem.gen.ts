@@ -3252,6 +3252,13 @@ export interface components {
             at_event_id: string;
             /** @description The checkpoint. */
             checkpoint_id: string;
+            /**
+             * @description What the checkpoint changed since the one before it, as a unified diff (binary files
+             *     named, not shown; empty when the store cannot give it, with a note).
+             */
+            diff?: string;
+            /** @description Whether `diff` was cut at 256 KiB. */
+            diff_truncated?: boolean;
             /** @description The checkpoint's tree (in the workspace's checkpoint store). */
             tree: string;
         };

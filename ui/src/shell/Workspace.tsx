@@ -102,7 +102,15 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
   const openConversation = useUi((s) => s.openConversation);
   // Replay: the panes as of any event of the active branch, in place of the editor and browser.
   const events = useMemo(() => replayEvents(activeItems(state.items, state.branches)), [state.items, state.branches]);
-  const replay = useReplay(events.length);
+  // Opened from a replay link: replay on from the start (the link is used once).
+  const [replayLinked] = useState(() => {
+    const link = useUi.getState().openLink;
+    return link?.conversation === conversationId && link.replay;
+  });
+  useEffect(() => {
+    if (useUi.getState().openLink?.conversation === conversationId) useUi.setState({ openLink: null });
+  }, [conversationId]);
+  const replay = useReplay(events.length, replayLinked);
   const replayAt = events[replay.index]?.id ?? null;
   const { on: replayOn, toggle: toggleReplay, cursor: replayCursor, index: replayIndex, send: replaySend } = replay;
   const selectReplay = useCallback(

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { useBackends } from "../features/backends/backendStore";
 import { setHostForTests, type Host } from "../host";
-import { lastConversationPref, useUi } from "./ui";
+import { lastConversationPref, linkFromHash, useUi } from "./ui";
 
 function prefHost(prefs: Map<string, unknown>): Host {
   return {
@@ -43,5 +43,16 @@ describe("last conversation", () => {
     useBackends.setState({ activeId: null });
     useUi.getState().openConversation("c1");
     expect(prefs.size).toBe(0);
+  });
+});
+
+describe("replay links", () => {
+  it("reads the conversation and the replay flag from the fragment", () => {
+    const id = "60e4f215-bd59-456c-bd42-1dca1b064ab6";
+    expect(linkFromHash(`#key=abc&conversation=${id}&replay=1`)).toEqual({ conversation: id, replay: true });
+    expect(linkFromHash(`#conversation=${id}`)).toEqual({ conversation: id, replay: false });
+    expect(linkFromHash("#key=abc")).toBeNull();
+    expect(linkFromHash("#conversation=../../etc")).toBeNull();
+    expect(linkFromHash("")).toBeNull();
   });
 });

@@ -8,8 +8,24 @@ export const lastConversationPref = (backendId: string) => `${LAST_CONVERSATION_
 
 export type Theme = "system" | "dark" | "light";
 
+/** A conversation the page's address asked to open (`#conversation=ID[&replay=1]`, as
+ * `tandem replay open` prints), until its workspace has opened it. */
+export interface OpenLink {
+  conversation: string;
+  replay: boolean;
+}
+
+/** The link in an address's fragment (`#key=…&conversation=…&replay=1`), if any. */
+export function linkFromHash(hash: string): OpenLink | null {
+  const params = new URLSearchParams(hash.replace(/^#/, ""));
+  const conversation = params.get("conversation");
+  if (!conversation || !/^[0-9a-fA-F-]{32,36}$/.test(conversation)) return null;
+  return { conversation, replay: params.get("replay") === "1" };
+}
+
 interface UiStore {
   conversationId: string | null;
+  openLink: OpenLink | null;
   theme: Theme;
   helpOpen: boolean;
   settingsOpen: boolean;
@@ -21,6 +37,7 @@ interface UiStore {
 
 export const useUi = create<UiStore>()((set) => ({
   conversationId: null,
+  openLink: null,
   theme: "system",
   helpOpen: false,
   settingsOpen: false,

@@ -52,4 +52,11 @@ pub struct ReplayWorkspace {
     pub checkpoint_id: String,
     /// The event the checkpoint belongs to.
     pub at_event_id: String,
+    /// What the checkpoint changed since the one before it, as a unified diff (binary files
+    /// named, not shown; empty when the store cannot give it, with a note).
+    #[serde(default)]
+    pub diff: String,
+    /// Whether `diff` was cut at 256 KiB.
+    #[serde(default)]
+    pub diff_truncated: bool,
 }

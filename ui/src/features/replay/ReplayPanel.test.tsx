@@ -38,7 +38,13 @@ const full: ReplayState = {
   event_id: "obs1",
   terminal: { screen: "$ echo replay-one\nreplay-one\n$", cols: 80, rows: 24, at_event_id: "obs1" },
   browser: { frame_id: "f1", url: "https://example.com/" },
-  workspace: { tree: "abcdef0123456789", checkpoint_id: "cp1", at_event_id: "obs1" },
+  workspace: {
+    tree: "abcdef0123456789",
+    checkpoint_id: "cp1",
+    at_event_id: "obs1",
+    diff: "diff --git a/notes.txt b/notes.txt\nnew file mode 100644\n--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+replay-one\n",
+    diff_truncated: false,
+  },
 };
 
 beforeEach(() => {
@@ -61,6 +67,9 @@ describe("replay panel", () => {
     expect(screen.getByText("https://example.com/")).toBeTruthy();
     expect(screen.getByText("abcdef012345")).toBeTruthy();
     expect(screen.getByRole("list", { name: "Files this action changed" }).textContent).toContain("notes.txt");
+    // The checkpoint's diff against the one before, read-only.
+    const diff = screen.getByLabelText("Changes to notes.txt");
+    expect(diff.textContent).toContain("replay-one");
     fireEvent.click(screen.getByRole("button", { name: "Fork from here" }));
     expect(onFork).toHaveBeenCalledWith("obs1");
   });

@@ -1,10 +1,14 @@
 // What the panes showed as of the replay's selected event: the agent's terminal screen, the
-// browser's frame and the workspace's checkpoint with the files it changed, plus "Fork from
-// here". A lane with nothing recorded by then says so; errors stay in the panel.
+// browser's frame and the workspace's checkpoint with the files it changed and its diff against
+// the checkpoint before (read-only), plus "Fork from here". A lane with nothing recorded by then
+// says so; errors stay in the panel.
+import { useMemo } from "react";
 import { messageOf } from "../../api/errors";
 import type { Checkpoint, ReplayBrowser, ReplayTerminal, ReplayWorkspace } from "../../api/tandemTypes";
 import { changeSummary } from "../rewind/attribution";
 import { ChangedFiles } from "../rewind/ChangedFiles";
+import { DiffView } from "../timeline/FileDiffView";
+import { parseUnifiedDiff } from "../timeline/unifiedDiff";
 import { useFrameUrl, useReplayState, type ReplayApi } from "./queries";
 
 export interface ReplayPanelProps {
@@ -71,6 +75,20 @@ function BrowserLane({ api, conversationId, browser }: { api: ReplayApi; convers
   );
 }
 
+/** What the checkpoint changed since the one before it, file by file (read-only). */
+function CheckpointDiff({ diff, truncated }: { diff: string; truncated: boolean }) {
+  const files = useMemo(() => parseUnifiedDiff(diff), [diff]);
+  if (files.length === 0) return null;
+  return (
+    <section aria-label="Changes since the checkpoint before" className="replay-diff">
+      {files.map((f) => (
+        <DiffView key={f.path} path={f.path} rows={f.rows} note={f.note} />
+      ))}
+      {truncated && <div className="hint">The diff is longer than shown (cut at 256 KiB).</div>}
+    </section>
+  );
+}
+
 function WorkspaceLane(props: {
   workspace: ReplayWorkspace | null | undefined;
   /** The event shown (the previous one while the selected one loads). */
@@ -95,6 +113,7 @@ function WorkspaceLane(props: {
           </div>
           {checkpoint &&
             (changeSummary(checkpoint) ? <ChangedFiles checkpoint={checkpoint} open /> : <div className="hint">This checkpoint changed no files.</div>)}
+          <CheckpointDiff diff={workspace.diff ?? ""} truncated={workspace.diff_truncated ?? false} />
         </>
       ) : (
         <div className="hint">No checkpoint yet</div>

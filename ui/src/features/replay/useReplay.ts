@@ -20,9 +20,10 @@ const KEY_INPUTS: Record<string, ReplayInput> = {
   End: { type: "live" },
 };
 
-/** `count`: how many events the replay steps through (it may grow while it is on). */
-export function useReplay(count: number): ReplayView {
-  const [on, setOn] = useState(false);
+/** `count`: how many events the replay steps through (it may grow while it is on); `startOn`:
+ * on from the start (a replay link). */
+export function useReplay(count: number, startOn = false): ReplayView {
+  const [on, setOn] = useState(startOn);
   const [cursor, setCursor] = useState<ReplayCursor>(initialCursor);
   // The timer and the keys read the count when they fire, not when they were set up.
   const countRef = useRef(count);
