@@ -282,15 +282,15 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 options.max_budget_per_task = Some(b);
             }
             warn_local(&workspace, demo.is_some());
-            let (runtime, chromium) =
+            let (runtime, tools) =
                 runtime_for(llm_client, &options.agent, &store, &id, &workspace, &home).await?;
             let handle = Conversation::create(&store, options, runtime).await?;
+            let recording = tools.record(&handle);
             eprintln!("· conversation {}", handle.id());
             let outcome = drive::follow(&handle, Some(task)).await?;
             handle.close().await?;
-            if let Some(b) = chromium {
-                b.close().await;
-            }
+            drop(recording);
+            tools.close().await;
             drop(demo);
             Ok(outcome.code())
         }
@@ -316,9 +316,10 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             let (config, demo) = llm_for(&llm, &settings, Some(&state.agent.llm))?;
             let llm_client = client(&config)?;
             warn_local(&workspace, demo.is_some());
-            let (runtime, chromium) =
+            let (runtime, tools) =
                 runtime_for(llm_client, &state.agent, &store, &id, &workspace, &home).await?;
             let (handle, warnings) = Conversation::open(&store, &id, runtime).await?;
+            let recording = tools.record(&handle);
             for w in warnings {
                 eprintln!("warning: {w}");
             }
@@ -333,9 +334,8 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             recap(&handle.events());
             let outcome = drive::follow(&handle, message).await?;
             handle.close().await?;
-            if let Some(b) = chromium {
-                b.close().await;
-            }
+            drop(recording);
+            tools.close().await;
             drop(demo);
             Ok(outcome.code())
         }
@@ -455,8 +455,29 @@ fn browser_specs() -> [tandem_protocol::ToolSpec; 1] {
     }]
 }
 
+/// What a headless run's tools need beside the runtime: the agent's terminal and browser (the
+/// caller closes the browser at the end), recorded for replay.
+struct RunTools {
+    terminal: Arc<tandem_tools::terminal::TerminalTool>,
+    browser: Option<tandem_browser::Browser>,
+}
+
+impl RunTools {
+    /// Records the conversation's replay lanes as `tandem serve` does (the terminal with each
+    /// event marked, the browser after each action), until the returned value is dropped.
+    fn record(&self, handle: &tandem_sdk::ConversationHandle) -> tandem_server::ReplayRecording {
+        tandem_server::record_replay(handle, &self.terminal, self.browser.clone())
+    }
+
+    async fn close(self) {
+        if let Some(b) = self.browser {
+            b.close().await;
+        }
+    }
+}
+
 /// The tools of `spec` for conversation `id`, made through the server's catalog as `tandem
-/// serve` makes them, and the browser they opened, if any (the caller closes it at the end).
+/// serve` makes them, with the terminal and the browser they use.
 async fn runtime_for(
     llm: Arc<dyn Llm>,
     spec: &AgentSpec,
@@ -464,15 +485,19 @@ async fn runtime_for(
     id: &str,
     workspace: &std::path::Path,
     home: &std::path::Path,
-) -> Result<(Runtime, Option<tandem_browser::Browser>)> {
+) -> Result<(Runtime, RunTools)> {
     let slot = tandem_browser::BrowserSlot::new();
+    let terminal = Arc::new(tandem_tools::terminal::TerminalTool::new());
     let mut env = tandem_sdk::ToolEnv::new(workspace);
     env.conversation_id = id.to_owned();
     env.conversation_dir = Some(store.dir_for(id)?);
     env.llm = Some(Arc::clone(&llm));
     let env = env.with(subagents::local(store, &llm));
     let mcp_warnings = tandem_mcp::McpWarnings(Arc::new(|w: &str| eprintln!("warning: {w}")));
-    let env = env.with(slot.clone()).with(mcp_warnings);
+    let env = env
+        .with(Arc::clone(&terminal))
+        .with(slot.clone())
+        .with(mcp_warnings);
     let tools = tandem_tools::resolve_tools(spec, &tandem_host::catalog(), env)
         .await
         .map_err(|e| anyhow::anyhow!("the agent's {}: {e}", e.path.join(".")))?;
@@ -495,7 +520,13 @@ async fn runtime_for(
         tools,
         checkpoints,
     };
-    Ok((runtime, slot.get()))
+    Ok((
+        runtime,
+        RunTools {
+            terminal,
+            browser: slot.get(),
+        },
+    ))
 }
 
 /// The `--mcp-config` file: JSON in the `{"mcpServers": {...}}` form.

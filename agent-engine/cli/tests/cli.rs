@@ -964,8 +964,9 @@ fn a_trace_opens_with_no_network_but_loopback() {
     assert!(child.wait().unwrap().success(), "SIGTERM ends it cleanly");
 }
 
-/// `tandem replay export` writes a conversation as one trace; `tandem replay open` serves it
-/// read-only on loopback in a scratch home: the replay route answers, anything that would run
+/// `tandem run` records the replay lanes; `tandem replay export` writes a conversation as one
+/// trace; `tandem replay open` serves it read-only on loopback in a scratch home: the replay
+/// route answers (the terminal's screen, the checkpoints' diffs), anything that would run
 /// or write is refused, SIGTERM ends it cleanly. Bad input: an unknown
 /// conversation, a file that is not a trace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1030,6 +1031,35 @@ async fn a_trace_exports_and_opens_read_only_anywhere() {
         diffs.contains("\n+"),
         "the demo's edits are in the diffs:\n{diffs}"
     );
+    // `tandem run` recorded the agent's terminal: its screen at each command's answer.
+    let answers: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "terminal")
+        .collect();
+    assert!(!answers.is_empty(), "the demo runs a command");
+    for answer in answers {
+        let event = answer["id"].as_str().unwrap();
+        let state: Value = http
+            .get(format!(
+                "{base}/api/conversations/{conversation}/replay?event_id={event}"
+            ))
+            .header("X-Session-API-Key", &key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(state["terminal"]["at_event_id"], event, "{state}");
+        assert!(
+            !state["terminal"]["screen"]
+                .as_str()
+                .unwrap()
+                .trim()
+                .is_empty(),
+            "{state}"
+        );
+    }
     let resp = http
         .post(format!("{base}/api/conversations/{conversation}/run"))
         .header("X-Session-API-Key", &key)

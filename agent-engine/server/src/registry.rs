@@ -56,11 +56,10 @@ pub struct Live {
     pub workspace: PathBuf,
     /// Per-conversation bash commands.
     pub bash: Arc<BashService>,
-    /// Records the conversation's terminals for replay (the agent's, and shells a person opens
-    /// beside it), each event marked in them.
-    pub recorder: Arc<Recorder>,
-    /// Records the browser for replay, until the conversation leaves memory.
-    _browser_recording: Option<crate::replay_browser::BrowserRecording>,
+    /// Records the conversation's replay lanes until it leaves memory: its terminals (the
+    /// agent's, and shells a person opens beside it), each event marked in them, and the
+    /// browser.
+    pub recording: ReplayRecording,
     last_access: Mutex<Instant>,
     watchers: AtomicUsize,
 }
@@ -134,6 +133,42 @@ impl Drop for WatchGuard {
 fn read_tags(dir: &Path) -> Option<BTreeMap<String, String>> {
     let text = std::fs::read_to_string(dir.join(TAGS_FILE)).ok()?;
     serde_json::from_str(&text).ok()
+}
+
+/// A conversation's replay lanes being recorded (see [`record_replay`]); recording stops when
+/// it is dropped or the conversation's events end.
+pub struct ReplayRecording {
+    /// The terminals' recorder (the agent's, and shells a person opens beside it).
+    pub recorder: Arc<Recorder>,
+    _browser: Option<crate::replay_browser::BrowserRecording>,
+}
+
+impl std::fmt::Debug for ReplayRecording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayRecording")
+            .field("browser", &self._browser.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Records the replay lanes of the conversation of `handle` into its folder's `replay/`: the
+/// agent's terminal with each event marked in it, and `browser` (a frame after each browser
+/// action, and the live view while someone watches it). `tandem serve` does it for every
+/// conversation it runs, `tandem run` for its one. Needs a Tokio runtime.
+pub fn record_replay(
+    handle: &ConversationHandle,
+    terminal: &TerminalTool,
+    browser: Option<Browser>,
+) -> ReplayRecording {
+    let dir = crate::replay_routes::replay_dir(handle.dir());
+    let recorder = Recorder::new(dir.clone());
+    terminal.record_to(Arc::clone(&recorder), Lane::Agent);
+    mark_events(&recorder, handle.subscribe_live());
+    let browser = browser.map(|b| crate::replay_browser::record(b, handle, dir));
+    ReplayRecording {
+        recorder,
+        _browser: browser,
+    }
 }
 
 /// Marks each event of the conversation in its recorded terminals, from a thread of its own
@@ -276,20 +311,10 @@ impl Registry {
             handle.dir().join("bash_events"),
             workspace.clone(),
         ));
-        let recorder = Recorder::new(crate::replay_routes::replay_dir(handle.dir()));
-        set.terminal.record_to(Arc::clone(&recorder), Lane::Agent);
-        mark_events(&recorder, handle.subscribe_live());
-        let browser_recording = set.browser.clone().map(|b| {
-            crate::replay_browser::record(
-                b,
-                &handle,
-                crate::replay_routes::replay_dir(handle.dir()),
-            )
-        });
+        let recording = record_replay(&handle, &set.terminal, set.browser.clone());
         Arc::new(Live {
             handle,
-            recorder,
-            _browser_recording: browser_recording,
+            recording,
             terminal: set.terminal,
             browser: set.browser,
             tools: set.tools,

@@ -15,13 +15,14 @@ export const SHORTCUTS: { keys: string; what: string }[] = [
   { keys: "Ctrl+,", what: "Settings" },
   { keys: "← / →", what: "Step the replay back / forward (Replay on, not typing)" },
   { keys: "Space", what: "Play / pause the replay (Replay on, not typing)" },
-  { keys: "End", what: "Replay: back to live, following the newest event" },
+  { keys: "Home / End", what: "Replay: the first event / back to live, following the newest" },
   { keys: "?", what: "This help" },
 ];
 
 function typing(t: EventTarget | null): boolean {
   const el = t as HTMLElement | null;
-  if (!el) return false;
+  // The window or the document itself (a synthetic event) is not a field.
+  if (!el?.closest) return false;
   return el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable || Boolean(el.closest(".monaco-editor, .xterm"));
 }
 
@@ -33,7 +34,7 @@ export function setApproveHandler(f: (() => void) | null): void {
 
 /**
  * The open conversation's replay keys while Replay is on, or null (set by its hook): takes a
- * key (`ArrowLeft`, `ArrowRight`, ` `, `End`) and says whether it used it.
+ * key (`ArrowLeft`, `ArrowRight`, ` `, `Home`, `End`) and says whether it used it.
  */
 let replayKeyHandler: ((key: string) => boolean) | null = null;
 export function setReplayKeyHandler(f: ((key: string) => boolean) | null): void {

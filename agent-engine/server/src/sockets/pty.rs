@@ -47,7 +47,7 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String, q: QueryMap)
     let own_shell = q.get("mode") == Some("shell");
     let tool = if own_shell {
         let tool = TerminalTool::new();
-        tool.record_to(Arc::clone(&live.recorder), Lane::Shell);
+        tool.record_to(Arc::clone(&live.recording.recorder), Lane::Shell);
         Arc::new(tool)
     } else {
         Arc::clone(&live.terminal)

@@ -53,7 +53,7 @@ function TerminalLane({ terminal, eventId }: { terminal: ReplayTerminal | null |
 function BrowserLane({ api, conversationId, browser }: { api: ReplayApi; conversationId: string; browser: ReplayBrowser | null | undefined }) {
   const frame = useFrameUrl(api, conversationId, browser?.frame_id ?? null);
   return (
-    <section className="replay-lane-view" aria-label="Browser replay">
+    <section className="replay-lane-view" aria-label="Browser replay" data-frame-id={browser?.frame_id}>
       <h3>Browser</h3>
       {browser ? (
         <>
@@ -65,7 +65,7 @@ function BrowserLane({ api, conversationId, browser }: { api: ReplayApi; convers
               {messageOf(frame.error)}
             </div>
           ) : (
-            frame.url && <img className="replay-frame" src={frame.url} alt="Browser as of this event" />
+            frame.url && <img className="replay-frame" src={frame.url} data-frame-id={frame.shownId ?? undefined} alt="Browser as of this event" />
           )}
         </>
       ) : (
@@ -134,7 +134,7 @@ export function ReplayPanel({ api, conversationId, eventId, checkpoints, onFork 
   // Until the selected event's answer arrives the previous one is shown, marked as catching up.
   const behind = query.isPlaceholderData || (query.isFetching && state?.event_id !== eventId);
   return (
-    <div className="replay-panel" aria-busy={behind}>
+    <div className="replay-panel" aria-busy={behind} data-event-id={state?.event_id}>
       {query.error ? (
         <div className="error-text" role="alert">
           {messageOf(query.error)}

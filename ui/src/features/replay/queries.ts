@@ -21,29 +21,31 @@ export function useReplayState(api: ReplayApi, conversationId: string, eventId: 
 }
 
 /**
- * An object URL of a recorded browser frame, or null before the first one is loaded; the
- * previous frame stays until the next is loaded, and each URL is revoked once replaced.
+ * An object URL of a recorded browser frame and the frame's id, or null before the first one is
+ * loaded; the previous frame stays until the next is loaded, and each URL is revoked once
+ * replaced.
  */
 export function useFrameUrl(api: ReplayApi, conversationId: string, frameId: string | null) {
   const query = useQuery({
     queryKey: ["replay-frame", api.baseUrl, conversationId, frameId],
-    queryFn: () => api.replayFrame(conversationId, frameId ?? ""),
+    queryFn: async () => ({ id: frameId ?? "", blob: await api.replayFrame(conversationId, frameId ?? "") }),
     enabled: frameId !== null,
     placeholderData: keepPreviousData,
     staleTime: Infinity,
     retry: false,
     refetchOnWindowFocus: false,
   });
-  const blob = frameId === null ? undefined : query.data;
-  const [url, setUrl] = useState<string | null>(null);
+  const data = frameId === null ? undefined : query.data;
+  // The URL with the frame it shows (the previous one while the next loads).
+  const [shown, setShown] = useState<{ url: string; id: string } | null>(null);
   useEffect(() => {
-    if (!blob) {
-      setUrl(null);
+    if (!data) {
+      setShown(null);
       return;
     }
-    const u = URL.createObjectURL(blob);
-    setUrl(u);
+    const u = URL.createObjectURL(data.blob);
+    setShown({ url: u, id: data.id });
     return () => URL.revokeObjectURL(u);
-  }, [blob]);
-  return { url, error: query.error };
+  }, [data]);
+  return { url: shown?.url ?? null, shownId: shown?.id ?? null, error: query.error };
 }

@@ -28,7 +28,7 @@ beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
 
 describe("replay", () => {
-  it("starts live and steps, plays and goes live by the keyboard", () => {
+  it("starts live, steps, goes to the first event and back to live by the keyboard", () => {
     render(<Harness list={events(5)} />);
     fireEvent.click(screen.getByRole("button", { name: "Replay" }));
     expect(position()).toBe("5 / 5");
@@ -39,6 +39,8 @@ describe("replay", () => {
     expect(screen.getByRole("button", { name: "Live" }).getAttribute("aria-pressed")).toBe("false");
     fireEvent.keyDown(document.body, { key: "ArrowRight" });
     expect(position()).toBe("4 / 5");
+    fireEvent.keyDown(document.body, { key: "Home" });
+    expect(position()).toBe("1 / 5");
     fireEvent.keyDown(document.body, { key: "End" });
     expect(position()).toBe("5 / 5");
   });

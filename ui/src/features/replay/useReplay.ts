@@ -1,5 +1,5 @@
 // The replay of one conversation: on or off, the cursor (store/replay), the play timer, and the
-// keys (ArrowLeft/ArrowRight step, Space play/pause, End live) while it is on.
+// keys (ArrowLeft/ArrowRight step, Space play/pause, Home the first event, End live) while it is on.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { cursorIndex, initialCursor, replayStep, tickMs, type ReplayCursor, type ReplayInput } from "../../store/replay";
 import { setReplayKeyHandler } from "../../shell/shortcuts";
@@ -17,6 +17,7 @@ const KEY_INPUTS: Record<string, ReplayInput> = {
   ArrowLeft: { type: "step", by: -1 },
   ArrowRight: { type: "step", by: 1 },
   " ": { type: "toggle-play" },
+  Home: { type: "seek", index: 0 },
   End: { type: "live" },
 };
 
