@@ -597,8 +597,9 @@ impl Store {
         Ok(true)
     }
 
-    /// Brings the checkpoints of a trace's bundle (written by [`bundle`](Self::bundle)) into
-    /// the store, so their trees and diffs can be read.
+    /// Brings the commits of a bundle written by [`bundle`](Self::bundle) (a trace's
+    /// checkpoints, a capsule's workspace) into the store, so their trees and diffs can be
+    /// read.
     pub fn import_bundle(&self, bundle: &Path) -> Result<()> {
         let _lock = self.lock()?;
         let path = bundle.to_string_lossy();
@@ -610,6 +611,17 @@ impl Store {
             "refs/tandem-trace/*:refs/tandem-trace/*",
         ])?;
         Ok(())
+    }
+
+    /// Writes the files of `commit` (a checkpoint, or a commit a bundle brought in) into the
+    /// workspace — a new folder for a conversation that moved here — and returns the
+    /// workspace's tree afterwards: the commit's tree when the folder held nothing else.
+    pub fn materialize(&self, commit: &str) -> Result<String> {
+        let _lock = self.lock()?;
+        self.prepare()?;
+        self.git.run(&["read-tree", commit])?;
+        self.git.run(&["checkout-index", "--all", "--force"])?;
+        self.write_tree()
     }
 
     /// Packs the store's objects and drops what no checkpoint reaches.

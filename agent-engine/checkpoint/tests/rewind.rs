@@ -372,3 +372,52 @@ fn a_deleted_store_starts_again_and_names_what_it_lost() {
     s.act("printf 2 > two");
     assert!(s.store.dir().join("git/HEAD").is_file());
 }
+
+/// A workspace moves to another machine's store through a bundle: written into a new folder,
+/// it has the same tree, files, modes and symlinks — untracked files too, ignored ones not —
+/// and the user's repository stays behind.
+#[test]
+fn a_workspace_moves_through_a_bundle_into_a_new_folder_exactly() {
+    let ws = seeded_workspace();
+    let mut s = Session::new(&ws);
+    for script in &SCRIPTS[..8] {
+        s.act(script);
+    }
+    bash(
+        &s.ws,
+        "mkdir -p node_modules/pkg && printf 'dep' > node_modules/pkg/index.js && printf 'untracked' > new.txt",
+    );
+    let taken = s.store.take("moved").unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let bundle = scratch.path().join("ws.bundle");
+    assert!(
+        s.store
+            .bundle(std::slice::from_ref(&taken.commit), &bundle)
+            .unwrap()
+    );
+
+    let home = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let moved = target.path().join("moved-here");
+    std::fs::create_dir(&moved).unwrap();
+    let store = Store::open(home.path(), &moved).unwrap();
+    store.import_bundle(&bundle).unwrap();
+    assert_eq!(store.materialize(&taken.commit).unwrap(), taken.tree);
+    assert_eq!(listing(&moved), listing(&s.ws));
+    assert!(moved.join("new.txt").is_file(), "untracked files move");
+    assert!(!moved.join("node_modules").exists(), "ignored ones do not");
+    assert!(
+        !moved.join(".git").exists(),
+        "the user's repository stays behind"
+    );
+    assert_eq!(store.snapshot().unwrap(), taken.tree);
+
+    // A folder that already holds something else comes out with another tree: the caller sees
+    // the difference and refuses.
+    let busy = target.path().join("busy");
+    std::fs::create_dir(&busy).unwrap();
+    std::fs::write(busy.join("other.txt"), "in the way").unwrap();
+    let store = Store::open(home.path(), &busy).unwrap();
+    store.import_bundle(&bundle).unwrap();
+    assert_ne!(store.materialize(&taken.commit).unwrap(), taken.tree);
+}

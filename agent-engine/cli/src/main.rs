@@ -8,6 +8,7 @@
 mod checkpoints;
 mod drive;
 mod exit;
+mod move_cmd;
 mod remote;
 mod render;
 mod replay;
@@ -135,6 +136,9 @@ enum Cmd {
     /// Replay: export a conversation as one trace file.
     #[command(subcommand)]
     Replay(replay::ReplayCmd),
+    /// Move a conversation to another backend (`--to local` or an agent server's URL) with its
+    /// events, state and workspace; the source keeps a read-only record of the move.
+    Move(move_cmd::MoveArgs),
     /// Print the agent server's OpenAPI document (what `tandem serve` serves at /openapi.json).
     Openapi,
     /// Show the settings in force: TANDEM_HOME, settings.json, the LLM and confirmation policy.
@@ -311,6 +315,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
                 (None, true) => latest(&store)?.context("no conversations yet")?,
                 (None, false) => bail!("name a conversation id or pass --last"),
             };
+            refuse_moved(&store, &id)?;
             let state = read_state(&store, &id)?;
             let workspace = PathBuf::from(&state.workspace.working_dir);
             let (config, demo) = llm_for(&llm, &settings, Some(&state.agent.llm))?;
@@ -353,6 +358,7 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             replay::run(cmd, &home, &store).await?;
             Ok(0)
         }
+        Cmd::Move(args) => move_cmd::run(args, &home, &settings).await,
         Cmd::SystemCheckpoint => {
             checkpoints::system(&home)?;
             Ok(0)
@@ -474,6 +480,21 @@ impl RunTools {
             b.close().await;
         }
     }
+}
+
+/// An error when conversation `id` moved to another backend (`tandem move`): here it is a
+/// read-only record.
+fn refuse_moved(store: &ConversationStore, id: &str) -> Result<()> {
+    let dir = store.dir_for(id)?;
+    let Ok(bytes) = std::fs::read(dir.join(tandem_capsule::MOVED_FILE)) else {
+        return Ok(());
+    };
+    let to: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    bail!(
+        "conversation {id} moved to {} (as {}): here it is a read-only record; resume it there",
+        to["url"].as_str().unwrap_or("another backend"),
+        to["conversation_id"].as_str().unwrap_or(id)
+    )
 }
 
 /// The tools of `spec` for conversation `id`, made through the server's catalog as `tandem

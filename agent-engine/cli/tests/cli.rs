@@ -994,33 +994,26 @@ async fn a_trace_exports_and_opens_read_only_anywhere() {
     };
     let (key, conversation) = (param("key"), param("conversation"));
     let http = reqwest::Client::new();
-    let last = events.last().unwrap()["id"].as_str().unwrap();
-    let resp = http
-        .get(format!(
-            "{base}/api/conversations/{conversation}/replay?event_id={last}"
-        ))
-        .header("X-Session-API-Key", &key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status().as_u16(), 200);
-    let state: Value = resp.json().await.unwrap();
-    assert!(state["workspace"]["tree"].is_string(), "{state}");
-    // The checkpoints came along in the trace's bundle: what the demo's edits changed shows.
-    let mut diffs = String::new();
-    for e in &events {
-        let state: Value = http
+    // The replay as of `event` (the answer must be 200).
+    let replay_at = async |event: &str| -> Value {
+        let resp = http
             .get(format!(
-                "{base}/api/conversations/{conversation}/replay?event_id={}",
-                e["id"].as_str().unwrap()
+                "{base}/api/conversations/{conversation}/replay?event_id={event}"
             ))
             .header("X-Session-API-Key", &key)
             .send()
             .await
-            .unwrap()
-            .json()
-            .await
             .unwrap();
+        assert_eq!(resp.status().as_u16(), 200, "{event}");
+        resp.json().await.unwrap()
+    };
+    let last = events.last().unwrap()["id"].as_str().unwrap();
+    let state = replay_at(last).await;
+    assert!(state["workspace"]["tree"].is_string(), "{state}");
+    // The checkpoints came along in the trace's bundle: what the demo's edits changed shows.
+    let mut diffs = String::new();
+    for e in &events {
+        let state = replay_at(e["id"].as_str().unwrap()).await;
         assert!(
             !state["notes"].to_string().contains("cannot be shown"),
             "{state}"
@@ -1039,17 +1032,7 @@ async fn a_trace_exports_and_opens_read_only_anywhere() {
     assert!(!answers.is_empty(), "the demo runs a command");
     for answer in answers {
         let event = answer["id"].as_str().unwrap();
-        let state: Value = http
-            .get(format!(
-                "{base}/api/conversations/{conversation}/replay?event_id={event}"
-            ))
-            .header("X-Session-API-Key", &key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let state = replay_at(event).await;
         assert_eq!(state["terminal"]["at_event_id"], event, "{state}");
         assert!(
             !state["terminal"]["screen"]
@@ -1104,4 +1087,96 @@ async fn a_trace_exports_and_opens_read_only_anywhere() {
     let (_, stderr) = text(&out);
     assert_ne!(out.status.code(), Some(0));
     assert!(stderr.contains("not a Tandem trace"), "{stderr}");
+}
+
+/// `tandem move` sends a conversation of this machine to a `tandem serve` with its events and
+/// its workspace (untracked files too); here it becomes a record `tandem resume` refuses. A
+/// move to a server that does not answer, or of an unknown conversation, names the cause and
+/// leaves the conversation as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_conversation_moves_to_a_server_and_a_record_stays_behind() {
+    const KEY: &str = "move-test-key";
+    let env = Env::new();
+    std::fs::write(env.workspace.path().join("mine.txt"), "the person's file").unwrap();
+    let out = env.run(None, &["show me around", "--llm", "demo"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let dir = env.conversation_dirs().remove(0);
+    let events = env.events(&dir);
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+
+    // Bad input first: nothing changes.
+    let out = env
+        .cmd(None)
+        .args(["move", &id, "--to", "http://127.0.0.1:9"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out).1.contains("cannot reach"), "{:?}", text(&out));
+    let out = env
+        .cmd(None)
+        .args([
+            "move",
+            "0123456789abcdef0123456789abcdef",
+            "--to",
+            "http://127.0.0.1:9",
+        ])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out).1.contains("0123456789abcdef"),
+        "{:?}",
+        text(&out)
+    );
+    assert!(!dir.join("tandem_moved.json").exists());
+
+    let target = tempfile::tempdir().unwrap();
+    let served = Served::start(target.path(), &["--session-key", KEY]);
+    let out = env
+        .cmd(None)
+        .args(["move", &id, "--to", &served.base, "--to-key", KEY])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Moved"), "{stdout}");
+
+    let http = reqwest::Client::new();
+    let get = async |path: &str| -> Value {
+        let resp = http
+            .get(format!("{}{path}", served.base))
+            .header("X-Session-API-Key", KEY)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200, "{path}");
+        resp.json().await.unwrap()
+    };
+    let info = get(&format!("/api/conversations/{id}")).await;
+    let page = get(&format!("/api/conversations/{id}/events/search?limit=100")).await;
+    let moved_ids: Vec<&Value> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["id"])
+        .collect();
+    let local_ids: Vec<&Value> = events.iter().map(|e| &e["id"]).collect();
+    assert_eq!(moved_ids, local_ids, "every event, in order");
+    let working_dir = PathBuf::from(info["workspace"]["working_dir"].as_str().unwrap());
+    assert!(
+        working_dir.starts_with(target.path()),
+        "{}",
+        working_dir.display()
+    );
+    assert_eq!(
+        std::fs::read_to_string(working_dir.join("mine.txt")).unwrap(),
+        "the person's file"
+    );
+
+    // Here: a record of the move.
+    let record = std::fs::read_to_string(dir.join("tandem_moved.json")).unwrap();
+    assert!(record.contains(&served.base), "{record}");
+    let out = env.cmd(None).args(["resume", &id]).output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out).1.contains("moved to"), "{:?}", text(&out));
 }

@@ -16,6 +16,7 @@ mod checkpoints;
 mod children;
 mod gateway;
 mod mcp;
+mod moves;
 mod replay;
 
 pub use browser::*;
@@ -23,6 +24,7 @@ pub use checkpoints::*;
 pub use children::*;
 pub use gateway::*;
 pub use mcp::*;
+pub use moves::*;
 pub use replay::*;
 
 use crate::{

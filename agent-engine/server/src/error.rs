@@ -33,6 +33,9 @@ pub enum ApiError {
     /// The request conflicts with the current state (e.g. a file changed since it was read).
     #[error("{0}")]
     Conflict(String),
+    /// The conversation moved to another server: this one keeps a read-only record.
+    #[error("this conversation moved to {} (conversation {}): it is a read-only record here", .0.url, .0.conversation_id)]
+    Moved(tandem_protocol::api::MovedTo),
     /// The body, a query or a path parameter does not fit the schema.
     #[error("invalid request: {}", .0.first().map_or("", |i| i.msg.as_str()))]
     Validation(Vec<ValidationErrorItem>),
@@ -76,7 +79,7 @@ impl ApiError {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound | Self::Missing(_) => StatusCode::NOT_FOUND,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
-            Self::AlreadyRunning | Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::AlreadyRunning | Self::Conflict(_) | Self::Moved(_) => StatusCode::CONFLICT,
             Self::Validation(_) | Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::TooManyRuns(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -95,6 +98,7 @@ impl ApiError {
             Self::Forbidden(_) => "outside_workspace",
             Self::AlreadyRunning => "already_running",
             Self::Conflict(_) => "conflict",
+            Self::Moved(_) => "moved",
             Self::Validation(_) => "validation_error",
             Self::Unprocessable(_) => "unprocessable",
             Self::TooLarge(_) => "payload_too_large",
@@ -130,6 +134,11 @@ impl IntoResponse for ApiError {
             }),
             // Exactly upstream's bodies, which clients compare.
             Self::Unauthorized | Self::NotFound => json!({"detail": self.to_string()}),
+            Self::Moved(to) => json!({
+                "detail": self.to_string(),
+                "code": self.code(),
+                "moved_to": to,
+            }),
             other => json!(ErrorResponse {
                 detail: other.to_string(),
                 code: Some(other.code().to_owned())

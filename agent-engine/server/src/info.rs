@@ -66,7 +66,7 @@ fn redact(value: &mut Value, how: Redact, has_key: bool) {
 /// An MCP config's credentials, `"**********"` in both REST replies and frames (upstream shows
 /// its secret strings so, and its client reads them back as strings): every `env` and
 /// `headers` value, and `auth` (a bare token, or the secret fields of a strategy).
-fn hide_mcp_secrets(config: &mut Value) {
+pub(crate) fn hide_mcp_secrets(config: &mut Value) {
     let servers = match config.get_mut("mcpServers") {
         Some(s) => s,
         None => config,

@@ -22,6 +22,7 @@ mod extract;
 mod files;
 mod gateway;
 mod info;
+mod move_routes;
 mod profile_routes;
 mod registry;
 mod replay_browser;
@@ -241,6 +242,10 @@ impl Server {
     pub fn router(&self) -> Router {
         let api = routes::router(self.state.config.max_upload_bytes)
             // Inside the key check: a caller without the key is told that first.
+            .layer(axum::middleware::from_fn_with_state(
+                self.state.clone(),
+                move_routes::moved_guard,
+            ))
             .layer(axum::middleware::from_fn_with_state(
                 self.state.clone(),
                 replay_routes::read_only_guard,

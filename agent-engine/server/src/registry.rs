@@ -204,6 +204,9 @@ pub struct Registry {
     live: tokio::sync::Mutex<HashMap<String, Arc<Live>>>,
     /// The `task` tool's host, given to every conversation's tools.
     sub_agents: std::sync::OnceLock<Arc<dyn tandem_sdk::SubAgents>>,
+    /// LLMs given with an imported conversation (their keys in memory only), used whenever it
+    /// opens.
+    imported_llms: Mutex<HashMap<String, LlmConfig>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -222,7 +225,33 @@ impl Registry {
             config,
             live: Default::default(),
             sub_agents: std::sync::OnceLock::new(),
+            imported_llms: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The store of the conversations' folders.
+    pub fn store(&self) -> &ConversationStore {
+        &self.store
+    }
+
+    /// Runs conversation `id` (dashed) on `llm` whenever it opens (an imported conversation's
+    /// LLM given with the import; its key stays in memory).
+    pub fn use_llm(&self, id: &str, llm: LlmConfig) {
+        tandem_sdk::known_credentials().add(llm.api_key.iter());
+        self.imported_llms
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_owned(), llm);
+    }
+
+    /// Closes conversation `id` and takes it out of memory, leaving its files (a conversation
+    /// that moved to another server stays here as a read-only record).
+    pub async fn retire(&self, id: &str) -> Result<()> {
+        let removed = self.live.lock().await.remove(id);
+        if let Some(l) = removed {
+            l.close().await?;
+        }
+        Ok(())
     }
 
     /// Opens every conversation persisted as `running`: the engine records an error for each
@@ -232,8 +261,10 @@ impl Registry {
             let Ok(dir) = self.store.dir_for(&meta.id) else {
                 continue;
             };
-            let running =
-                read_state(&dir).is_some_and(|s| s.execution_status == ExecutionStatus::Running);
+            // A conversation that moved away is a record here: it never runs again.
+            let running = read_state(&dir)
+                .is_some_and(|s| s.execution_status == ExecutionStatus::Running)
+                && !dir.join(tandem_capsule::MOVED_FILE).exists();
             if running {
                 match self.get(&crate::info_id(&meta.id)).await {
                     Ok(_) => {
@@ -257,9 +288,19 @@ impl Registry {
             return Err(ApiError::NotFound);
         };
         // A sub-conversation runs on its live parent's LLM (a posted key is in memory only).
+        let imported = self
+            .imported_llms
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned();
         let (llm, has_key) = match sub_agents::inherited_llm(&dir, &live) {
             Some(parent) => parent,
-            None => build_llm(&state.agent.llm, &self.config, false)?,
+            None => build_llm(
+                imported.as_ref().unwrap_or(&state.agent.llm),
+                &self.config,
+                false,
+            )?,
         };
         let workspace = PathBuf::from(&state.workspace.working_dir);
         let env = self.tool_env(id, &dir, &workspace, &llm);
@@ -325,6 +366,11 @@ impl Registry {
             last_access: Mutex::new(Instant::now()),
             watchers: AtomicUsize::new(0),
         })
+    }
+
+    /// Whether conversation `id` is open in memory now.
+    pub async fn live_now(&self, id: &str) -> bool {
+        self.live.lock().await.contains_key(id)
     }
 
     /// Whether conversation `id` exists (live or on disk).

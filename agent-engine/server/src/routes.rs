@@ -10,8 +10,8 @@ use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
 use axum::routing::{self, MethodRouter};
 use tandem_protocol::api::{
-    CheckpointList, ForkConversationRequest, NavigateConversationRequest, ReplayState,
-    RewindRequest, RewindResponse,
+    CheckpointList, ExportConversationRequest, ForkConversationRequest, ImportedConversation,
+    MovedTo, NavigateConversationRequest, ReplayState, RewindRequest, RewindResponse,
 };
 use tandem_protocol::{
     ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse,
@@ -33,7 +33,7 @@ use utoipa::ToSchema;
 
 use crate::{
     AppState, bash_commands, checkpoint_routes, conversations, event_routes, files, gateway,
-    profile_routes, replay_routes, secrets, server_info, sockets, workspace,
+    move_routes, profile_routes, replay_routes, secrets, server_info, sockets, workspace,
 };
 
 mod body;
@@ -484,6 +484,23 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .response(Body::Bytes)
             .tandem()
             .doc("The conversation's trace (application/x-tandem-trace, a tar archive): trace.json (format, version, conversation_id, workspace), conversation/ (base_state.json, meta.json, events/, checkpoints.jsonl, replay/ with the terminal casts and browser frames, every text file masked with the conversation's secrets) and checkpoints.bundle (a git bundle of the checkpoints' trees). `tandem replay open FILE` opens it with no server state."),
+        Route::post("/api/conversations/{conversation_id}/export", move_routes::export)
+            .body::<ExportConversationRequest>()
+            .response(Body::Bytes)
+            .tandem()
+            .doc("Body ExportConversationRequest {force, include_replay, source_url?, llm_profile?} → the conversation's capsule (application/x-tandem-capsule, a tar archive): capsule.json (format, version, id, title, the workspace's commit and tree, the LLM by model and profile name, the secrets by name — never a key or a value), conversation/ (its files byte for byte, MCP credentials left out; replay/ with include_replay) and workspace.bundle (the workspace now and the checkpoints, as a git bundle), then capsule.sums.json (a SHA-256 of every entry). 409 while it runs or an action waits for approval (force: paused at the end of the step and the pending actions rejected), or once it moved (with moved_to)."),
+        Route::post("/api/conversations/import", move_routes::import)
+            .request(Body::Multipart)
+            .ok::<ImportedConversation>()
+            .creates()
+            .body_limit(upload_limit)
+            .tandem()
+            .doc("Multipart `capsule` (a capsule from POST /api/conversations/{id}/export) and optional `options` (JSON ImportConversationOptions {working_dir?, llm?, secrets?}) → 201 ImportedConversation: the conversation with the same id and every event, paused where it was; its workspace written into working_dir (default: a new folder under the server's workspace root named after the conversation) and checked against the source's tree. 422 naming the cause for a capsule that is damaged, truncated, of another format or a newer version, or whose LLM this server cannot run (no profile with a key for it and no llm given); 409 when the id exists here (unless it is the record this conversation left when it moved away) or working_dir holds other files; 413 over the upload limit."),
+        Route::post("/api/conversations/{conversation_id}/moved", move_routes::moved)
+            .body::<MovedTo>()
+            .ok::<MovedTo>()
+            .tandem()
+            .doc("Body MovedTo {url, conversation_id}: the conversation continues there (after its import succeeded); here it becomes a read-only record — reads still answer, every write and every socket but the events' answers 409 {detail, code: moved, moved_to}. Repeating it is harmless; 409 while it runs."),
         Route::post("/api/conversations/{conversation_id}/navigate", checkpoint_routes::navigate)
             .body::<NavigateConversationRequest>()
             .ok::<ConversationInfo>()

@@ -15,6 +15,7 @@ mod custom_tools;
 mod fuzzed_input;
 mod gateway;
 mod listing;
+mod moves;
 mod openapi;
 mod replay;
 mod review;

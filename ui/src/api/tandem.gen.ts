@@ -658,6 +658,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body ExportConversationRequest {force, include_replay, source_url?, llm_profile?} → the conversation's capsule (application/x-tandem-capsule, a tar archive): capsule.json (format, version, id, title, the workspace's commit and tree, the LLM by model and profile name, the secrets by name — never a key or a value), conversation/ (its files byte for byte, MCP credentials left out
+         * @description Body ExportConversationRequest {force, include_replay, source_url?, llm_profile?} → the conversation's capsule (application/x-tandem-capsule, a tar archive): capsule.json (format, version, id, title, the workspace's commit and tree, the LLM by model and profile name, the secrets by name — never a key or a value), conversation/ (its files byte for byte, MCP credentials left out; replay/ with include_replay) and workspace.bundle (the workspace now and the checkpoints, as a git bundle), then capsule.sums.json (a SHA-256 of every entry). 409 while it runs or an action waits for approval (force: paused at the end of the step and the pending actions rejected), or once it moved (with moved_to). (Tandem addition.)
+         */
+        post: operations["post_api_conversations__conversation_id__export"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/file/download": {
         parameters: {
             query?: never;
@@ -732,6 +752,26 @@ export interface paths {
          * @description Cancels the in-flight LLM call or tool now.
          */
         post: operations["post_api_conversations__conversation_id__interrupt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{conversation_id}/moved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body MovedTo {url, conversation_id}: the conversation continues there (after its import succeeded)
+         * @description Body MovedTo {url, conversation_id}: the conversation continues there (after its import succeeded); here it becomes a read-only record — reads still answer, every write and every socket but the events' answers 409 {detail, code: moved, moved_to}. Repeating it is harmless; 409 while it runs. (Tandem addition.)
+         */
+        post: operations["post_api_conversations__conversation_id__moved"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1016,6 +1056,26 @@ export interface paths {
         get: operations["get_api_conversations_count"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Multipart `capsule` (a capsule from POST /api/conversations/{id}/export) and optional `options` (JSON ImportConversationOptions {working_dir?, llm?, secrets?}) → 201 ImportedConversation: the conversation with the same id and every event, paused where it was
+         * @description Multipart `capsule` (a capsule from POST /api/conversations/{id}/export) and optional `options` (JSON ImportConversationOptions {working_dir?, llm?, secrets?}) → 201 ImportedConversation: the conversation with the same id and every event, paused where it was; its workspace written into working_dir (default: a new folder under the server's workspace root named after the conversation) and checked against the source's tree. 422 naming the cause for a capsule that is damaged, truncated, of another format or a newer version, or whose LLM this server cannot run (no profile with a key for it and no llm given); 409 when the id exists here (unless it is the record this conversation left when it moved away) or working_dir holds other files; 413 over the upload limit. (Tandem addition.)
+         */
+        post: operations["post_api_conversations_import"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2497,6 +2557,23 @@ export interface components {
          * @enum {string}
          */
         ExecutionStatus: "idle" | "running" | "paused" | "waiting_for_confirmation" | "finished" | "error" | "stuck" | "deleting";
+        /** @description `POST /api/conversations/{id}/export`: how to export. */
+        ExportConversationRequest: {
+            /**
+             * @description Pause a running conversation (interrupting the tool in flight) and reject the actions
+             *     waiting for approval, instead of refusing with 409.
+             */
+            force?: boolean;
+            /** @description Carry the replay lanes (terminal casts, browser frames) too. */
+            include_replay?: boolean;
+            /**
+             * @description The name of the LLM profile the conversation runs on, for the target to resolve (the
+             *     server names one itself when a profile of its own has the conversation's model).
+             */
+            llm_profile?: string | null;
+            /** @description This server's address as the target will know it, written into the capsule. */
+            source_url?: string | null;
+        };
         /** @description One changed file in a workspace diff (Tandem). */
         FileDiff: {
             /** @description Whether either side is binary. */
@@ -2719,6 +2796,21 @@ export interface components {
             image_urls: string[];
         } & {
             [key: string]: unknown;
+        };
+        /** @description `POST /api/conversations/import`'s answer. */
+        ImportedConversation: {
+            /** @description The conversation, with the source's id, paused where it was. */
+            conversation: components["schemas"]["ConversationInfo"];
+            /** @description Events imported (all of them, checked against the capsule's checksums). */
+            events: number;
+            /** @description The status it has here. */
+            execution_status: components["schemas"]["ExecutionStatus"];
+            /** @description The newest event. */
+            last_event_id?: string | null;
+            /** @description Where its workspace is now. */
+            working_dir: string;
+            /** @description The workspace's tree, equal to the source's. */
+            workspace_tree?: string | null;
         };
         /** @description Cached prompt tokens. */
         InputTokensDetails: {
@@ -3011,6 +3103,18 @@ export interface components {
             data: components["schemas"]["ModelEntry"][];
             /** @description `list`. */
             object: string;
+        };
+        /**
+         * @description Where a conversation went (`POST /api/conversations/{id}/moved`'s body, and the
+         *     `moved_to` of a 409 a moved conversation answers writes with).
+         */
+        MovedTo: {
+            /** @description Its id there. */
+            conversation_id: string;
+            /** @description When it moved (ISO 8601; set by the server). */
+            moved_at?: string | null;
+            /** @description The server it continues on. */
+            url: string;
         };
         /** @description `POST /api/conversations/{id}/navigate` (upstream 1.58's `NavigateConversationRequest`). */
         NavigateConversationRequest: {
@@ -5427,6 +5531,51 @@ export interface operations {
             };
         };
     };
+    post_api_conversations__conversation_id__export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportConversationRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
     get_api_conversations__conversation_id__file_download: {
         parameters: {
             query?: never;
@@ -5578,6 +5727,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_conversations__conversation_id__moved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MovedTo"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MovedTo"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
         };
@@ -6117,6 +6311,52 @@ export interface operations {
                 };
                 content: {
                     "application/json": number;
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_conversations_import: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportedConversation"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportedConversation"];
                 };
             };
             /** @description Missing or wrong session key: {"detail":"Unauthorized"} */

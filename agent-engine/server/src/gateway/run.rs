@@ -162,7 +162,13 @@ async fn begin(
     target: Target,
 ) -> Result<Running, GatewayError> {
     let (live, made) = match target {
-        Target::Existing(id) => (state.registry.get(&id).await?, false),
+        Target::Existing(id) => {
+            let live = state.registry.get(&id).await?;
+            if let Some(to) = crate::move_routes::moved_to(live.handle.dir()) {
+                return Err(crate::error::ApiError::Moved(to).into());
+            }
+            (live, false)
+        }
         Target::New(id) => {
             let mut agent = AgentSpec::default_for(llm);
             if let Some(system) = &ask.system {

@@ -1,0 +1,240 @@
+//! `tandem move CONVERSATION --to local | URL [--server SOURCE_URL]`: a conversation moves to
+//! another backend with its events, state and workspace, in the server's three steps — export
+//! from the source, import on the target, then the source fenced as a read-only record. Until
+//! the last step succeeds the source is untouched; a failure on the way names its cause and
+//! leaves the conversation where it was.
+//!
+//! `local` is this machine's `$TANDEM_HOME`, served in-process for the move (the desktop app
+//! must not have the conversation open).
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use tandem_sdk::remote::ServerClient;
+
+use crate::remote::RemoteFlags;
+use crate::settings::SettingsFile;
+
+/// `tandem move`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct MoveArgs {
+    /// The conversation's id.
+    pub id: String,
+    /// Where it goes: `local` (this machine's TANDEM_HOME) or an agent server's URL.
+    #[arg(long)]
+    pub to: String,
+    /// The target server's session key (env TANDEM_TO_SESSION_KEY).
+    #[arg(long, env = "TANDEM_TO_SESSION_KEY", hide_env_values = true)]
+    pub to_key: Option<String>,
+    /// The workspace folder on the target (default: a new folder under its workspace root
+    /// named after the conversation).
+    #[arg(long)]
+    pub working_dir: Option<String>,
+    /// Move even if it is running (it is paused at the end of its step) or an action waits for
+    /// approval (the action is rejected).
+    #[arg(long)]
+    pub force: bool,
+    /// Carry the replay lanes (terminal recordings, browser frames) too.
+    #[arg(long)]
+    pub include_replay: bool,
+    /// The source (default: this machine's TANDEM_HOME).
+    #[command(flatten)]
+    pub source: RemoteFlags,
+}
+
+/// A server taking part in the move: a remote one, or this machine's home served in-process
+/// on loopback for the move.
+struct Side {
+    client: ServerClient,
+    /// The in-process server's task, for `local`; stopped when the move ends.
+    local: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Side {
+    fn remote(url: &str, key: Option<String>) -> Result<Self> {
+        Ok(Self {
+            client: ServerClient::new(url, key)?,
+            local: None,
+            stop: None,
+        })
+    }
+
+    async fn local(home: &Path, settings: &SettingsFile) -> Result<Self> {
+        let mut config = tandem_server::ServerConfig::from_env(home);
+        if config.profiles.is_empty()
+            && let Some(llm) = tandem_host::settings::server_llm(settings)?
+        {
+            config.profiles.insert("default".into(), llm);
+        }
+        let key = uuid::Uuid::new_v4().simple().to_string();
+        config.session_keys = vec![key.clone()];
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .context("cannot listen on loopback for the local side of the move")?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let server = tandem_server::Server::start(config).await;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(server.serve(listener, async {
+            let _ = stopped.await;
+        }));
+        Ok(Self {
+            client: ServerClient::new(&url, Some(key))?,
+            local: Some(task),
+            stop: Some(stop),
+        })
+    }
+
+    fn url(&self) -> &str {
+        self.client.base_url()
+    }
+
+    /// Stops the in-process server (its conversations closed and saved).
+    async fn close(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.local.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Runs `tandem move`.
+pub async fn run(args: MoveArgs, home: &Path, settings: &SettingsFile) -> Result<u8> {
+    let id = args.id.trim().to_owned();
+    let to_local = args.to == "local";
+    if args.to == "sandbox" {
+        bail!(
+            "--to sandbox: start one with `tandem sandbox start` and move to the URL it prints (with --to-key and its key)"
+        );
+    }
+    if to_local && args.source.server.is_none() {
+        bail!(
+            "the conversation is local already: name a server with --to, or a source with --server"
+        );
+    }
+    let source = match &args.source.server {
+        Some(url) => Side::remote(url, args.source.session_key.clone())?,
+        None => Side::local(home, settings).await?,
+    };
+    let target = if to_local {
+        Side::local(home, settings).await?
+    } else {
+        Side::remote(&args.to, args.to_key.clone())?
+    };
+    // What the source's record names: the target's address (the in-process one for `local`
+    // lives only for the move).
+    let target_name = if to_local {
+        "local".to_owned()
+    } else {
+        target.url().to_owned()
+    };
+    let moved = do_move(&args, &id, &source, &target, &target_name).await;
+    source.close().await;
+    target.close().await;
+    moved
+}
+
+async fn do_move(
+    args: &MoveArgs,
+    id: &str,
+    source: &Side,
+    target: &Side,
+    target_name: &str,
+) -> Result<u8> {
+    let started = Instant::now();
+    let info: Value = source
+        .client
+        .get_json(&format!("/api/conversations/{id}"), &[])
+        .await
+        .with_context(|| format!("conversation {id} on {}", source.url()))?;
+    target
+        .client
+        .server_info()
+        .await
+        .with_context(|| format!("the target {}", target.url()))?;
+    eprintln!(
+        "· moving {} ({}) from {} to {}",
+        info["title"].as_str().unwrap_or(id),
+        info["execution_status"].as_str().unwrap_or("?"),
+        source.url(),
+        target.url()
+    );
+
+    // 1. Export: a capsule in a scratch file.
+    let scratch = tempfile::tempdir().context("cannot make a scratch folder")?;
+    let capsule = scratch.path().join("conversation.tandem-capsule");
+    let body = json!({
+        "force": args.force,
+        "include_replay": args.include_replay,
+        "source_url": source.url(),
+    });
+    let path = format!("/api/conversations/{id}/export");
+    let req = source
+        .client
+        .request(reqwest::Method::POST, &path)
+        .json(&body);
+    let resp = source
+        .client
+        .send(&reqwest::Method::POST, &path, req)
+        .await
+        .context("export refused; the conversation stays where it is")?;
+    let bytes = resp
+        .bytes()
+        .await
+        .context("the capsule's download was cut off")?;
+    std::fs::write(&capsule, &bytes)
+        .with_context(|| format!("cannot store the capsule at {}", capsule.display()))?;
+    let exported = started.elapsed();
+
+    // 2. Import on the target.
+    let options = json!({ "working_dir": args.working_dir });
+    let form = reqwest::multipart::Form::new()
+        .part(
+            "capsule",
+            reqwest::multipart::Part::bytes(bytes.to_vec())
+                .file_name(format!("{id}.tandem-capsule"))
+                .mime_str(tandem_capsule::MEDIA_TYPE)?,
+        )
+        .text("options", options.to_string());
+    let path = "/api/conversations/import";
+    let req = target
+        .client
+        .request(reqwest::Method::POST, path)
+        .multipart(form);
+    let resp = target
+        .client
+        .send(&reqwest::Method::POST, path, req)
+        .await
+        .context("the target refused the conversation; it stays where it was")?;
+    let imported: Value = resp
+        .json()
+        .await
+        .context("the target's answer to the import is not JSON")?;
+
+    // 3. The source becomes a record of the move.
+    let fence = json!({ "url": target_name, "conversation_id": id });
+    source
+        .client
+        .post(&format!("/api/conversations/{id}/moved"), Some(&fence))
+        .await
+        .with_context(|| {
+            format!(
+                "the conversation is on {} now, but its source could not be marked as moved: do not run it there",
+                target.url()
+            )
+        })?;
+    println!(
+        "Moved {id} to {target_name} in {:.2} s (export {:.2} s, capsule {:.1} MB): {} events, workspace {}, {}",
+        started.elapsed().as_secs_f64(),
+        exported.as_secs_f64(),
+        bytes.len() as f64 / 1e6,
+        imported["events"],
+        imported["working_dir"].as_str().unwrap_or("?"),
+        imported["execution_status"].as_str().unwrap_or("?"),
+    );
+    Ok(0)
+}

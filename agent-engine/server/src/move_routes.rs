@@ -1,0 +1,884 @@
+//! Moving a conversation between backends (Tandem extension), in two fenced phases:
+//! - `POST /api/conversations/{id}/export` writes its capsule (`tandem_capsule`) once it is
+//!   stopped at a step boundary, with its workspace as a git bundle;
+//! - `POST /api/conversations/import` (on the target) checks the capsule, resolves its LLM,
+//!   writes the workspace into its folder and checks the tree, then places the conversation
+//!   with the same id, paused where it was, and opens it to check its events;
+//! - `POST /api/conversations/{id}/moved` (on the source, once the target has it) leaves a
+//!   read-only record that answers any write with 409 and `moved_to`.
+//!
+//! Until `moved` the source is untouched and runnable: an abort or a crash before it leaves the
+//! conversation where it was.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Multipart, Path as UrlPath, State};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use tandem_capsule::{LlmRef, MOVED_FILE, Manifest, WorkspaceRef};
+use tandem_checkpoint::RecordLog;
+use tandem_protocol::api::{
+    ExportConversationRequest, ImportConversationOptions, ImportedConversation, MovedTo,
+};
+use tandem_protocol::{ExecutionStatus, LlmConfig};
+
+use crate::error::{ApiError, Result};
+use crate::extract::conversation_id;
+use crate::registry::Live;
+use crate::{AppState, info};
+
+/// How long an export waits for a forced pause to reach a step boundary.
+const STOP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where conversation `dir` moved, when it did.
+pub fn moved_to(dir: &Path) -> Option<MovedTo> {
+    let bytes = std::fs::read(dir.join(MOVED_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// 409 with `moved_to` when conversation `id` (dashed) moved away.
+fn check_not_moved(state: &AppState, id: &str) -> Result<()> {
+    let dir = state
+        .registry
+        .store()
+        .dir_for(id)
+        .map_err(|_| ApiError::NotFound)?;
+    match moved_to(&dir) {
+        Some(to) => Err(ApiError::Moved(to)),
+        None => Ok(()),
+    }
+}
+
+/// Refuses whatever would change a conversation that moved away: every method but GET, HEAD,
+/// OPTIONS and DELETE on `/api/conversations/{id}/…`, and every socket of it but the events'
+/// (which stays readable; a message sent on it is refused there).
+pub async fn moved_guard(
+    State(state): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use axum::http::Method;
+    let path = request.uri().path();
+    let writing = !matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::DELETE
+    );
+    let target = if let Some(rest) = path.strip_prefix("/api/conversations/") {
+        writing.then(|| rest.split('/').next()).flatten()
+    } else if let Some(rest) = path.strip_prefix("/sockets/") {
+        let mut parts = rest.split('/');
+        match (parts.next(), parts.next()) {
+            (Some(kind), Some(id)) if kind != "events" => Some(id),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    if let Some(id) = target.and_then(|raw| conversation_id(raw).ok())
+        && let Err(e) = check_not_moved(&state, &id)
+    {
+        return e.into_response();
+    }
+    next.run(request).await
+}
+
+/// Waits until `live`'s run loop has stopped, for at most [`STOP_TIMEOUT`].
+async fn stopped(live: &Live) -> bool {
+    tokio::time::timeout(STOP_TIMEOUT, live.handle.wait_until_stopped())
+        .await
+        .is_ok()
+}
+
+/// Brings `live` to a step boundary: nothing running, no action waiting for approval.
+/// Without `force` a conversation that is not there is refused with 409 naming why.
+async fn step_boundary(live: &Live, force: bool) -> Result<()> {
+    let waiting = live.handle.status() == ExecutionStatus::WaitingForConfirmation;
+    let running = live.running();
+    if !force {
+        if running {
+            return Err(ApiError::Conflict(
+                "the conversation is running: pause it first (it stops at the end of the step), or export with force".into(),
+            ));
+        }
+        if waiting {
+            return Err(ApiError::Conflict(
+                "an action waits for approval: approve or reject it first, or export with force (which rejects it)".into(),
+            ));
+        }
+        return Ok(());
+    }
+    if running {
+        live.handle.pause().await?;
+        if !stopped(live).await {
+            return Err(ApiError::Conflict(
+                "the conversation did not stop within a minute after being paused".into(),
+            ));
+        }
+    }
+    if live.handle.status() == ExecutionStatus::WaitingForConfirmation {
+        live.handle
+            .respond_to_confirmation(
+                false,
+                Some(
+                    "The conversation moved to another backend before this action was approved."
+                        .into(),
+                ),
+            )
+            .await?;
+        if !stopped(live).await {
+            return Err(ApiError::Conflict(
+                "the conversation did not stop after its pending actions were rejected".into(),
+            ));
+        }
+        if live.running() {
+            live.handle.pause().await?;
+            stopped(live).await;
+        }
+    }
+    Ok(())
+}
+
+/// The name of a profile of this server that the conversation's LLM is, if any.
+fn profile_of(llm: &LlmConfig, state: &AppState) -> Option<String> {
+    let profiles = state.config.all_profiles();
+    if profiles.contains_key(&llm.model) {
+        return Some(llm.model.clone());
+    }
+    profiles
+        .iter()
+        .find(|(_, p)| p.model == llm.model && p.base_url == llm.base_url)
+        .map(|(name, _)| name.clone())
+}
+
+/// `base_state.json` without the credentials an MCP server's configuration may hold; the
+/// JSON pointers of what was left out.
+fn redact_state(bytes: Vec<u8>) -> (Vec<u8>, Vec<String>) {
+    let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else {
+        return (bytes, Vec::new());
+    };
+    let mut redacted = Vec::new();
+    if let Some(mcp) = value.pointer_mut("/agent/mcp_config")
+        && !mcp.is_null()
+    {
+        let before = mcp.clone();
+        info::hide_mcp_secrets(mcp);
+        if *mcp != before {
+            redacted.push("/agent/mcp_config".to_owned());
+        }
+    }
+    (serde_json::to_vec(&value).unwrap_or(bytes), redacted)
+}
+
+/// The capsule of `live`, written into `scratch`; blocking.
+fn write_capsule(
+    live: &Live,
+    state: &AppState,
+    request: &ExportConversationRequest,
+    scratch: &Path,
+) -> std::result::Result<(PathBuf, tandem_capsule::Exported), String> {
+    let dir = live.handle.dir().to_path_buf();
+    let (conversation, title) = {
+        let view = live.handle.view();
+        (view.state.clone(), view.meta.title.clone())
+    };
+    // The workspace now, as a commit beside the checkpoints, in one bundle.
+    let bundle = scratch.join("workspace.bundle");
+    let workspace = match &state.config.checkpoints_home {
+        Some(home) if live.workspace.is_dir() => {
+            let store = tandem_checkpoint::Store::open(home, &live.workspace)
+                .map_err(|e| format!("the workspace cannot be read: {e}"))?;
+            let taken = store
+                .take("moving the conversation to another backend")
+                .map_err(|e| format!("the workspace cannot be read: {e}"))?;
+            let mut commits = vec![taken.commit.clone()];
+            commits.extend(
+                RecordLog::new(&dir)
+                    .read()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|c| c.id),
+            );
+            store
+                .bundle(&commits, &bundle)
+                .map_err(|e| format!("the workspace cannot be bundled: {e}"))?;
+            Some(WorkspaceRef {
+                commit: taken.commit,
+                tree: taken.tree,
+                source_dir: live.workspace.to_string_lossy().into_owned(),
+            })
+        }
+        _ => None,
+    };
+    let secrets: Vec<String> = serde_json::to_value(&conversation.secret_registry)
+        .ok()
+        .and_then(|v| {
+            v.get("secret_sources")
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect())
+        })
+        .unwrap_or_default();
+    let llm = &conversation.agent.llm;
+    let manifest = Manifest {
+        format: String::new(),
+        version: 0,
+        conversation_id: live.handle.id().to_owned(),
+        title,
+        exported_at: String::new(),
+        source_url: request.source_url.clone(),
+        workspace,
+        llm: LlmRef {
+            model: llm.model.clone(),
+            base_url: llm.base_url.clone(),
+            profile: request
+                .llm_profile
+                .clone()
+                .or_else(|| profile_of(llm, state)),
+        },
+        secrets,
+        redacted: Vec::new(),
+        terminal: None,
+        browser: None,
+        replay: request.include_replay,
+    };
+    // What the state's redaction leaves out is named in the manifest, written first.
+    let mut manifest = manifest;
+    manifest.redacted = std::fs::read(dir.join("base_state.json"))
+        .map(|b| redact_state(b).1)
+        .unwrap_or_default();
+    let transform = |rel: &Path, bytes: Vec<u8>| {
+        if rel == Path::new("base_state.json") {
+            redact_state(bytes).0
+        } else {
+            bytes
+        }
+    };
+    let out = scratch.join("conversation.tandem-capsule");
+    let exported = tandem_capsule::export(
+        tandem_capsule::ExportInput {
+            manifest,
+            conversation_dir: &dir,
+            bundle: bundle.is_file().then_some(bundle.as_path()),
+            transform: &transform,
+        },
+        &out,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((out, exported))
+}
+
+/// `POST /api/conversations/{id}/export`: the conversation's capsule
+/// (`application/x-tandem-capsule`).
+pub async fn export(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+    body: Option<Json<ExportConversationRequest>>,
+) -> Result<Response> {
+    let request = body.map(|Json(b)| b).unwrap_or_default();
+    let id = conversation_id(&id)?;
+    check_not_moved(&state, &id)?;
+    let live = state.registry.get(&id).await?;
+    let _watch = live.watch();
+    step_boundary(&live, request.force).await?;
+    let before = live.handle.view().events.len();
+    let scratch = tempfile::tempdir()
+        .map_err(|e| ApiError::Internal(format!("cannot make a scratch folder: {e}")))?;
+    let scratch_path = scratch.path().to_path_buf();
+    let (live2, state2) = (Arc::clone(&live), state.clone());
+    let (out, exported) = tokio::task::spawn_blocking(move || {
+        write_capsule(&live2, &state2, &request, &scratch_path)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))?
+    .map_err(|e| ApiError::Internal(format!("cannot write the capsule: {e}")))?;
+    if live.handle.view().events.len() != before || live.running() {
+        return Err(ApiError::Conflict(
+            "the conversation changed while it was exported (it was run again): export it again once it is stopped".into(),
+        ));
+    }
+    tracing::info!(
+        conversation = %id,
+        bytes = exported.bytes,
+        events = exported.sums.events,
+        "exported the conversation's capsule"
+    );
+    let file = tokio::fs::File::open(&out)
+        .await
+        .map_err(|e| ApiError::Internal(format!("cannot read the capsule: {e}")))?;
+    // The open file stays readable once the scratch folder goes with the stream.
+    let stream = tokio_util::io::ReaderStream::new(file);
+    let body = axum::body::Body::from_stream(futures::StreamExt::map(stream, move |chunk| {
+        let _keep = &scratch;
+        chunk
+    }));
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                tandem_capsule::MEDIA_TYPE.to_owned(),
+            ),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{id}.tandem-capsule\""),
+            ),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
+    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::TooLarge("The capsule is larger than this server accepts.".into())
+    } else {
+        ApiError::BadRequest(format!("bad multipart body (the upload was cut off?): {e}"))
+    }
+}
+
+/// A folder name for `title`: letters, digits and dashes.
+fn folder_name(title: Option<&str>, id: &str) -> String {
+    let slug: String = title
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let slug: Vec<&str> = slug.split('-').filter(|s| !s.is_empty()).collect();
+    let short = &id.replace('-', "")[..8.min(id.len())];
+    if slug.is_empty() {
+        format!("conversation-{short}")
+    } else {
+        format!(
+            "{}-{short}",
+            slug.join("-").chars().take(40).collect::<String>()
+        )
+    }
+}
+
+/// Whether the events of the conversation in `old` are the first events of the one in `new`,
+/// byte for byte (a record left here by an earlier move, coming back).
+fn events_prefix(old: &Path, new: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(old.join("events")) else {
+        return false;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        match (
+            std::fs::read(entry.path()),
+            std::fs::read(new.join("events").join(&name)),
+        ) {
+            (Ok(a), Ok(b)) if a == b => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Whether this server can run the capsule's LLM: `given` with the import, a profile of the
+/// name, a profile or the environment with a key for the model, or a provider on loopback
+/// (which needs none).
+fn resolve_llm(
+    llm: &LlmRef,
+    given: Option<&LlmConfig>,
+    state: &AppState,
+) -> Result<Option<LlmConfig>> {
+    if let Some(given) = given {
+        if given.model.trim().is_empty() {
+            return Err(ApiError::field(
+                &["body", "options", "llm", "model"],
+                "missing",
+                "the LLM given with the import names no model",
+                Value::Null,
+            ));
+        }
+        return Ok(Some(given.clone()));
+    }
+    let profiles = state.config.all_profiles();
+    if let Some(name) = &llm.profile
+        && let Some(p) = profiles.get(name)
+        && p.model == llm.model
+    {
+        return Ok(None);
+    }
+    let keyed = profiles
+        .values()
+        .any(|p| p.model == llm.model && p.base_url == llm.base_url && p.api_key.is_some())
+        || tandem_host::env::env_key_for(&llm.model).is_some();
+    let loopback = llm.base_url.as_deref().is_some_and(|u| {
+        u.starts_with("http://127.")
+            || u.starts_with("http://localhost")
+            || u.starts_with("http://[::1]")
+    });
+    if keyed || loopback {
+        return Ok(None);
+    }
+    Err(ApiError::field(
+        &["body", "options", "llm"],
+        "missing",
+        format!(
+            "this server cannot run the conversation's LLM {}{}: it has no profile{} with a key for it. Add one, or give `llm` (with its key) in the import's options",
+            llm.model,
+            llm.base_url
+                .as_deref()
+                .map(|u| format!(" at {u}"))
+                .unwrap_or_default(),
+            llm.profile
+                .as_deref()
+                .map(|p| format!(" named {p:?}"))
+                .unwrap_or_default(),
+        ),
+        Value::Null,
+    ))
+}
+
+/// What the blocking part of an import placed.
+struct Placed {
+    working_dir: PathBuf,
+    manifest: Manifest,
+    sums: tandem_capsule::Sums,
+}
+
+/// Writes the workspace of the capsule opened in `staging` into `working_dir` and checks its
+/// tree; returns whether the folder was made here (so a failure removes it).
+fn place_workspace(
+    opened: &tandem_capsule::Opened,
+    working_dir: &Path,
+    checkpoints_home: Option<&Path>,
+    scratch: &Path,
+) -> std::result::Result<(), ApiError> {
+    let Some(ws) = &opened.manifest.workspace else {
+        if working_dir.is_dir() {
+            return Ok(());
+        }
+        return Err(ApiError::field(
+            &["body", "options", "working_dir"],
+            "value_error",
+            format!(
+                "the capsule carries no workspace (checkpoints were off on its server): give a working_dir that exists here ({} does not)",
+                working_dir.display()
+            ),
+            Value::Null,
+        ));
+    };
+    let Some(bundle) = &opened.bundle else {
+        return Err(ApiError::field(
+            &["body", "capsule"],
+            "value_error",
+            "the capsule names a workspace but has no workspace.bundle",
+            Value::Null,
+        ));
+    };
+    std::fs::create_dir_all(working_dir).map_err(|e| {
+        ApiError::Conflict(format!(
+            "cannot make the workspace {}: {e}",
+            working_dir.display()
+        ))
+    })?;
+    // Checkpoints off here: the workspace is still written and checked, through a store of
+    // its own in the scratch folder.
+    let home = checkpoints_home.unwrap_or(scratch);
+    let store = tandem_checkpoint::Store::open(home, working_dir)
+        .map_err(|e| ApiError::Internal(format!("the workspace's store: {e}")))?;
+    let before = store
+        .snapshot()
+        .map_err(|e| ApiError::Internal(format!("cannot read {}: {e}", working_dir.display())))?;
+    store
+        .import_bundle(bundle)
+        .map_err(|e| ApiError::Internal(format!("cannot read the capsule's workspace: {e}")))?;
+    if before == ws.tree {
+        // It holds the conversation's files already (a folder both sides share).
+        return Ok(());
+    }
+    if before != tandem_checkpoint::EMPTY_TREE {
+        return Err(ApiError::Conflict(format!(
+            "the workspace folder {} is not empty and holds other files than the conversation's: give an empty or new working_dir",
+            working_dir.display()
+        )));
+    }
+    let tree = store
+        .materialize(&ws.commit)
+        .map_err(|e| ApiError::Internal(format!("cannot write the workspace: {e}")))?;
+    if tree != ws.tree {
+        return Err(ApiError::Internal(format!(
+            "the workspace came out different from the source's (tree {tree}, expected {})",
+            ws.tree
+        )));
+    }
+    Ok(())
+}
+
+/// Where the imported conversation's workspace goes: the options' folder, or a new one under
+/// this server's workspace root.
+fn working_dir_for(
+    options: &ImportConversationOptions,
+    manifest: &Manifest,
+    state: &AppState,
+) -> Result<PathBuf> {
+    match options.working_dir.as_deref().map(str::trim) {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            if !dir.is_absolute() {
+                return Err(ApiError::field(
+                    &["body", "options", "working_dir"],
+                    "value_error",
+                    "working_dir must be an absolute path",
+                    Value::from(dir.to_string_lossy().into_owned()),
+                ));
+            }
+            Ok(dir)
+        }
+        _ => Ok(state.config.workspace_path.join(folder_name(
+            manifest.title.as_deref(),
+            &manifest.conversation_id,
+        ))),
+    }
+}
+
+/// The blocking part of an import: opens and checks the capsule, places the workspace and the
+/// conversation's folder.
+fn place(
+    capsule: &Path,
+    options: &ImportConversationOptions,
+    state: &AppState,
+    scratch: &Path,
+) -> Result<Placed> {
+    let staging = scratch.join("opened");
+    let opened = tandem_capsule::open(capsule, &staging).map_err(|e| match e {
+        tandem_capsule::CapsuleError::Io { .. } => ApiError::Internal(e.to_string()),
+        other => ApiError::field(
+            &["body", "capsule"],
+            "value_error",
+            other.to_string(),
+            Value::Null,
+        ),
+    })?;
+    let id = conversation_id(&opened.manifest.conversation_id).map_err(|_| {
+        ApiError::field(
+            &["body", "capsule"],
+            "value_error",
+            format!(
+                "the capsule's conversation id {:?} is not a UUID",
+                opened.manifest.conversation_id
+            ),
+            Value::Null,
+        )
+    })?;
+    let store = state.registry.store();
+    let final_dir = store.dir_for(&id).map_err(|_| ApiError::NotFound)?;
+    let mut replaced = None;
+    if final_dir.exists() {
+        if moved_to(&final_dir).is_some() && events_prefix(&final_dir, &opened.conversation_dir) {
+            replaced = Some(final_dir.clone());
+        } else {
+            return Err(ApiError::Conflict(format!(
+                "a conversation with id {id} already exists on this server"
+            )));
+        }
+    }
+    let working_dir = working_dir_for(options, &opened.manifest, state)?;
+    let made = !working_dir.exists();
+    let placed = place_workspace(
+        &opened,
+        &working_dir,
+        state.config.checkpoints_home.as_deref(),
+        &scratch.join("store"),
+    );
+    if let Err(e) = placed {
+        if made {
+            let _ = std::fs::remove_dir_all(&working_dir);
+        }
+        return Err(e);
+    }
+    // The conversation's state names its new folder; the rest is as exported.
+    let state_path = opened.conversation_dir.join("base_state.json");
+    let rewritten = std::fs::read(&state_path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()))
+        .and_then(|mut v| {
+            if v.get("id")
+                .and_then(Value::as_str)
+                .map(|s| s.replace('-', ""))
+                != Some(id.replace('-', ""))
+            {
+                return Err("its state belongs to another conversation".to_owned());
+            }
+            v["workspace"]["working_dir"] = Value::from(working_dir.to_string_lossy().into_owned());
+            v["persistence_dir"] = Value::from(final_dir.to_string_lossy().into_owned());
+            serde_json::to_vec(&v).map_err(|e| e.to_string())
+        })
+        .and_then(|bytes| tandem_fs::atomic_write(&state_path, &bytes).map_err(|e| e.to_string()));
+    if let Err(e) = rewritten {
+        if made {
+            let _ = std::fs::remove_dir_all(&working_dir);
+        }
+        return Err(ApiError::field(
+            &["body", "capsule"],
+            "value_error",
+            format!("the capsule's base_state.json: {e}"),
+            Value::Null,
+        ));
+    }
+    // Into place: the staging folder is on the same disk as the conversations (the scratch
+    // folder is inside their root).
+    let aside = replaced
+        .as_ref()
+        .map(|old| old.with_file_name(format!(".{}-replaced", id.replace('-', ""))));
+    if let (Some(old), Some(aside)) = (&replaced, &aside) {
+        let _ = std::fs::remove_dir_all(aside);
+        std::fs::rename(old, aside)
+            .map_err(|e| ApiError::Internal(format!("cannot set the old record aside: {e}")))?;
+    }
+    if let Err(e) = std::fs::rename(&opened.conversation_dir, &final_dir) {
+        if let (Some(old), Some(aside)) = (&replaced, &aside) {
+            let _ = std::fs::rename(aside, old);
+        }
+        if made {
+            let _ = std::fs::remove_dir_all(&working_dir);
+        }
+        return Err(ApiError::Internal(format!(
+            "cannot place the conversation: {e}"
+        )));
+    }
+    if let Some(aside) = &aside {
+        let _ = std::fs::remove_dir_all(aside);
+    }
+    Ok(Placed {
+        working_dir,
+        manifest: opened.manifest,
+        sums: opened.sums,
+    })
+}
+
+/// `POST /api/conversations/import`: multipart `capsule` (the file) and optional `options`
+/// (JSON [`ImportConversationOptions`]).
+pub async fn import(State(state): State<AppState>, mut multipart: Multipart) -> Result<Response> {
+    // The scratch folder is inside the conversations' root, so placing is a rename.
+    let root = state.config.conversations_path.clone();
+    tokio::fs::create_dir_all(&root)
+        .await
+        .map_err(|e| ApiError::Internal(format!("cannot make {}: {e}", root.display())))?;
+    let scratch = tempfile::Builder::new()
+        .prefix(".import-")
+        .tempdir_in(&root)
+        .map_err(|e| ApiError::Internal(format!("cannot make a scratch folder: {e}")))?;
+    let capsule = scratch.path().join("upload.tandem-capsule");
+    let mut options = ImportConversationOptions::default();
+    let mut received = false;
+    while let Some(mut field) = multipart.next_field().await.map_err(multipart_error)? {
+        match field.name() {
+            Some("capsule") => {
+                use tokio::io::AsyncWriteExt;
+                let mut file = tokio::fs::File::create(&capsule)
+                    .await
+                    .map_err(|e| ApiError::Internal(format!("cannot store the upload: {e}")))?;
+                while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+                    file.write_all(&chunk).await.map_err(|e| {
+                        ApiError::Conflict(format!(
+                            "cannot store the capsule on this server (is its disk full?): {e}"
+                        ))
+                    })?;
+                }
+                file.sync_all().await.map_err(|e| {
+                    ApiError::Conflict(format!("cannot store the capsule on this server: {e}"))
+                })?;
+                received = true;
+            }
+            Some("options") => {
+                let bytes = field.bytes().await.map_err(multipart_error)?;
+                options = serde_json::from_slice(&bytes).map_err(|e| {
+                    ApiError::field(
+                        &["body", "options"],
+                        "json_invalid",
+                        e.to_string(),
+                        Value::Null,
+                    )
+                })?;
+            }
+            _ => {}
+        }
+    }
+    if !received {
+        return Err(ApiError::field(
+            &["body", "capsule"],
+            "missing",
+            "Field required: the capsule file",
+            Value::Null,
+        ));
+    }
+    // The LLM and the id are checked before anything is written.
+    let manifest = tandem_capsule::manifest(&capsule).map_err(|e| {
+        ApiError::field(
+            &["body", "capsule"],
+            "value_error",
+            e.to_string(),
+            Value::Null,
+        )
+    })?;
+    let llm = resolve_llm(&manifest.llm, options.llm.as_ref(), &state)?;
+    let id = conversation_id(&manifest.conversation_id)?;
+    let existing = state
+        .registry
+        .store()
+        .dir_for(&id)
+        .map_err(|_| ApiError::NotFound)?;
+    if moved_to(&existing).is_some() {
+        // A record of an earlier move, open for reading: it is replaced if the capsule
+        // continues it (checked while placing).
+        state.registry.retire(&id).await?;
+    } else if state.registry.live_now(&id).await {
+        return Err(ApiError::Conflict(format!(
+            "a conversation with id {id} already exists on this server (it is open now)"
+        )));
+    }
+    let (state2, scratch_path) = (state.clone(), scratch.path().to_path_buf());
+    let opts = options.clone();
+    let placed =
+        tokio::task::spawn_blocking(move || place(&capsule, &opts, &state2, &scratch_path))
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))??;
+    if let Some(llm) = llm {
+        state.registry.use_llm(&id, llm);
+    }
+    // Opened as any conversation is: its state rebuilt from its events.
+    let opened = state.registry.get(&id).await;
+    let live = match opened {
+        Ok(live) => live,
+        Err(e) => {
+            let _ = state.registry.delete(&id).await;
+            return Err(ApiError::Internal(format!(
+                "the imported conversation does not open: {e}"
+            )));
+        }
+    };
+    let (events, last) = {
+        let view = live.handle.view();
+        (
+            view.events.len(),
+            view.events.last().map(|e| e.id().to_owned()),
+        )
+    };
+    if events != placed.sums.events || last != placed.sums.last_event_id {
+        let _ = state.registry.delete(&id).await;
+        return Err(ApiError::Internal(format!(
+            "the imported conversation opened with {events} events, the capsule has {}",
+            placed.sums.events
+        )));
+    }
+    if !options.secrets.is_empty() {
+        let secrets: BTreeMap<String, Value> = options
+            .secrets
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect();
+        let parsed =
+            crate::registry::parse_secrets(Some(&secrets), &["body", "options", "secrets"])?;
+        live.handle.update_secrets(parsed).await?;
+    }
+    tracing::info!(conversation = %id, events, working_dir = %placed.working_dir.display(), "imported a conversation");
+    let answer = ImportedConversation {
+        conversation: live.info(),
+        working_dir: placed.working_dir.to_string_lossy().into_owned(),
+        events,
+        last_event_id: last,
+        workspace_tree: placed.manifest.workspace.map(|w| w.tree),
+        execution_status: live.handle.status(),
+    };
+    Ok((axum::http::StatusCode::CREATED, Json(answer)).into_response())
+}
+
+/// `POST /api/conversations/{id}/moved`: the conversation now continues at `url` as
+/// `conversation_id`; here it becomes a read-only record.
+pub async fn moved(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+    Json(body): Json<MovedTo>,
+) -> Result<Json<MovedTo>> {
+    let id = conversation_id(&id)?;
+    if body.url.trim().is_empty() {
+        return Err(ApiError::field(
+            &["body", "url"],
+            "missing",
+            "the url the conversation moved to",
+            Value::Null,
+        ));
+    }
+    conversation_id(&body.conversation_id).map_err(|_| {
+        ApiError::field(
+            &["body", "conversation_id"],
+            "uuid_parsing",
+            "Input should be a valid UUID",
+            Value::from(body.conversation_id.clone()),
+        )
+    })?;
+    let dir = state
+        .registry
+        .store()
+        .dir_for(&id)
+        .map_err(|_| ApiError::NotFound)?;
+    if let Some(to) = moved_to(&dir) {
+        if to.url == body.url && to.conversation_id == body.conversation_id {
+            return Ok(Json(to));
+        }
+        return Err(ApiError::Moved(to));
+    }
+    let live = state.registry.get(&id).await?;
+    if live.running() {
+        return Err(ApiError::Conflict(
+            "the conversation is running here: it was not exported at a step boundary, or ran again since".into(),
+        ));
+    }
+    let record = MovedTo {
+        moved_at: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        ..body
+    };
+    let bytes =
+        serde_json::to_vec_pretty(&record).map_err(|e| ApiError::Internal(e.to_string()))?;
+    tandem_fs::atomic_write(&dir.join(MOVED_FILE), &bytes)
+        .map_err(|e| ApiError::Internal(format!("cannot record the move: {e}")))?;
+    state.registry.retire(&id).await?;
+    tracing::info!(conversation = %id, to = %record.url, "the conversation moved away: it is a read-only record here");
+    Ok(Json(record))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_mcp_servers_credentials_stay_behind() {
+        let state = serde_json::json!({
+            "id": "x",
+            "agent": {"mcp_config": {"mcpServers": {"gh": {"command": "gh-mcp", "env": {"TOKEN": "sk-mcp-canary"}, "headers": {"Authorization": "Bearer sk-mcp-canary"}}}}}
+        });
+        let (bytes, fields) = redact_state(serde_json::to_vec(&state).unwrap_or_default());
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("sk-mcp-canary"), "{text}");
+        assert!(text.contains("gh-mcp"), "{text}");
+        assert_eq!(fields, vec!["/agent/mcp_config".to_owned()]);
+        let (bytes, fields) = redact_state(br#"{"id":"x","agent":{}}"#.to_vec());
+        assert_eq!(bytes, br#"{"agent":{},"id":"x"}"#.to_vec());
+        assert!(fields.is_empty());
+    }
+
+    #[test]
+    fn a_folder_is_named_after_the_title() {
+        let id = "0123abcd-0000-0000-0000-000000000000";
+        assert_eq!(
+            folder_name(Some("Fix the CSV loader!"), id),
+            "fix-the-csv-loader-0123abcd"
+        );
+        assert_eq!(folder_name(None, id), "conversation-0123abcd");
+        assert_eq!(folder_name(Some("../.."), id), "conversation-0123abcd");
+    }
+}

@@ -1,0 +1,352 @@
+//! Moving a conversation between two servers through REST: export, import with the same id,
+//! the source fenced; the conversation continues on the target with its events and its
+//! workspace (untracked files too), and moves back. Bad input: a damaged, truncated or newer
+//! capsule, an id the target has, an LLM the target cannot run, a conversation not at a step
+//! boundary — each named, and the source left as it was.
+
+use crate::harness;
+
+use harness::{KEY, TestServer};
+use serde_json::{Value, json};
+use tandem_testkit::Step;
+
+const CANARY: &str = "sk-move-canary-7731";
+
+async fn export(t: &TestServer, id: &str, body: Value) -> (u16, Vec<u8>) {
+    let resp = t
+        .http
+        .post(t.url(&format!("/api/conversations/{id}/export")))
+        .header("X-Session-API-Key", KEY)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.bytes().await.unwrap().to_vec())
+}
+
+async fn import(t: &TestServer, capsule: Vec<u8>, options: Value) -> (u16, Value) {
+    let form = reqwest::multipart::Form::new()
+        .part(
+            "capsule",
+            reqwest::multipart::Part::bytes(capsule).file_name("c.tandem-capsule"),
+        )
+        .text("options", options.to_string());
+    let resp = t
+        .http
+        .post(t.url("/api/conversations/import"))
+        .header("X-Session-API-Key", KEY)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn ids(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn all_events(t: &TestServer, id: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut page_id: Option<String> = None;
+    loop {
+        let path = match &page_id {
+            Some(p) => format!("/api/conversations/{id}/events/search?limit=100&page_id={p}"),
+            None => format!("/api/conversations/{id}/events/search?limit=100"),
+        };
+        let (_, page) = t.get(&path).await;
+        out.extend(page["items"].as_array().cloned().unwrap_or_default());
+        match page["next_page_id"].as_str() {
+            Some(p) => page_id = Some(p.to_owned()),
+            None => return out,
+        }
+    }
+}
+
+/// local → another server → back, continuing the task after each hop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_conversation_moves_to_another_server_continues_there_and_comes_back() {
+    let a = TestServer::start().await;
+    let b = TestServer::start().await;
+    let llm = harness::llm(vec![
+        Step::tool_call(
+            "terminal",
+            json!({"command": "printf one > a.txt && mkdir -p d && printf two > d/b.txt && ln -s a.txt link && echo $MOVE_CANARY"}),
+        ),
+        Step::tool_call("finish", json!({"message": "first part done"})),
+        Step::tool_call(
+            "terminal",
+            json!({"command": "cat a.txt d/b.txt > joined.txt && pwd"}),
+        ),
+        Step::tool_call("finish", json!({"message": "second part done"})),
+        Step::tool_call("terminal", json!({"command": "cat joined.txt > back.txt"})),
+        Step::tool_call("finish", json!({"message": "third part done"})),
+    ]);
+    let id = a
+        .create(&llm, json!({"secrets": {"MOVE_CANARY": CANARY}}))
+        .await;
+    let (status, _) = a
+        .req(
+            reqwest::Method::PATCH,
+            &format!("/api/conversations/{id}"),
+            Some(json!({"title": "Move me around"})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    a.message(&id, "first part", true).await;
+    a.wait_status(&id, &["finished"]).await;
+    let before = all_events(&a, &id).await;
+
+    // Export → import → fence.
+    let (status, capsule) = export(&a, &id, json!({"source_url": a.url("")})).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&capsule));
+    assert!(
+        !String::from_utf8_lossy(&capsule).contains(CANARY),
+        "the secret is nowhere in the capsule"
+    );
+    assert!(
+        !String::from_utf8_lossy(&capsule).contains("sk-secret-x"),
+        "nor the LLM's key"
+    );
+    let (status, imported) = import(&b, capsule.clone(), json!({})).await;
+    assert_eq!(status, 201, "{imported}");
+    assert_eq!(imported["conversation"]["id"], id);
+    assert_eq!(imported["events"], before.len());
+    let moved_dir = std::path::PathBuf::from(imported["working_dir"].as_str().unwrap());
+    assert!(
+        moved_dir.starts_with(b.home.path()),
+        "a new folder under the target's workspace root: {}",
+        moved_dir.display()
+    );
+    assert!(
+        moved_dir.ends_with("move-me-around-".to_owned() + &id.replace('-', "")[..8]),
+        "named after the conversation: {}",
+        moved_dir.display()
+    );
+    assert_eq!(
+        std::fs::read_to_string(moved_dir.join("a.txt")).unwrap(),
+        "one"
+    );
+    assert_eq!(
+        std::fs::read_to_string(moved_dir.join("d/b.txt")).unwrap(),
+        "two"
+    );
+    assert_eq!(
+        std::fs::read_link(moved_dir.join("link")).unwrap(),
+        std::path::Path::new("a.txt")
+    );
+    assert_eq!(
+        ids(&all_events(&b, &id).await),
+        ids(&before),
+        "0 lost, 0 duplicated"
+    );
+    let (status, fenced) = a
+        .post(
+            &format!("/api/conversations/{id}/moved"),
+            json!({"url": b.url(""), "conversation_id": id}),
+        )
+        .await;
+    assert_eq!(status, 200, "{fenced}");
+
+    // The source is a read-only record: reads answer, writes name where it went.
+    let (status, _) = a.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(status, 200);
+    let (status, refused) = a
+        .post(
+            &format!("/api/conversations/{id}/events"),
+            json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "run": true}),
+        )
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["code"], "moved");
+    assert_eq!(refused["moved_to"]["url"], b.url(""));
+    assert_eq!(refused["moved_to"]["conversation_id"], id);
+    let (status, _) = a
+        .post(&format!("/api/conversations/{id}/run"), json!({}))
+        .await;
+    assert_eq!(status, 409);
+
+    // It continues on the target, in its new folder, with the files it made before.
+    b.message(&id, "second part", true).await;
+    b.wait_status(&id, &["finished"]).await;
+    assert_eq!(
+        std::fs::read_to_string(moved_dir.join("joined.txt")).unwrap(),
+        "onetwo"
+    );
+    let after_b = all_events(&b, &id).await;
+    assert_eq!(ids(&after_b[..before.len()]), ids(&before));
+
+    // And back: the record on the source is replaced by the conversation, which goes on.
+    let (status, capsule) = export(&b, &id, json!({})).await;
+    assert_eq!(status, 200);
+    let back_dir = a.home.path().join("back-here");
+    let (status, imported) = import(
+        &a,
+        capsule,
+        json!({"working_dir": back_dir.to_string_lossy()}),
+    )
+    .await;
+    assert_eq!(status, 201, "{imported}");
+    assert_eq!(imported["events"], after_b.len());
+    let (status, _) = b
+        .post(
+            &format!("/api/conversations/{id}/moved"),
+            json!({"url": a.url(""), "conversation_id": id}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    a.message(&id, "third part", true).await;
+    a.wait_status(&id, &["finished"]).await;
+    assert_eq!(
+        std::fs::read_to_string(back_dir.join("back.txt")).unwrap(),
+        "onetwo"
+    );
+    let after_a = all_events(&a, &id).await;
+    assert_eq!(ids(&after_a[..after_b.len()]), ids(&after_b));
+    let (status, _) = b
+        .post(&format!("/api/conversations/{id}/run"), json!({}))
+        .await;
+    assert_eq!(status, 409, "the second hop fenced the target too");
+}
+
+/// A conversation that is not at a step boundary is refused, unless forced; bad capsules and
+/// an LLM the target cannot run are named; the source stays runnable throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bad_moves_are_refused_with_the_cause_and_the_source_stays_as_it_was() {
+    let a = TestServer::start().await;
+    let b = TestServer::start().await;
+    let llm = harness::llm(vec![
+        Step::tool_call("terminal", json!({"command": "printf kept > kept.txt"})),
+        Step::tool_call("terminal", json!({"command": "printf never > never.txt"})),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
+    let id = a.create(&llm, json!({})).await;
+    a.post(
+        &format!("/api/conversations/{id}/confirmation_policy"),
+        json!({"policy": {"kind": "AlwaysConfirm"}}),
+    )
+    .await;
+    a.message(&id, "go", true).await;
+    a.wait_status(&id, &["waiting_for_confirmation"]).await;
+
+    // An approval is pending: refused, then forced (the pending action is rejected).
+    let (status, body) = export(&a, &id, json!({})).await;
+    assert_eq!(status, 409, "{}", String::from_utf8_lossy(&body));
+    assert!(String::from_utf8_lossy(&body).contains("waits for approval"));
+    let (status, capsule) = export(&a, &id, json!({"force": true})).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&capsule));
+    assert!(
+        !a.workspace.join("kept.txt").exists(),
+        "nothing ran unapproved"
+    );
+
+    // Damaged, truncated, foreign and newer capsules.
+    let mut flipped = capsule.clone();
+    let at = flipped.len() / 2;
+    flipped[at] ^= 0x5a;
+    for (bytes, expect) in [
+        (capsule[..capsule.len() / 3].to_vec(), "damaged"),
+        (flipped, "capsule"),
+        (b"not a capsule".to_vec(), "not a Tandem capsule"),
+    ] {
+        let (status, body) = import(&b, bytes, json!({})).await;
+        assert_eq!(status, 422, "{body}");
+        assert!(body.to_string().contains(expect), "{expect}: {body}");
+    }
+    let (status, body) = import(&b, capsule.clone(), json!({"working_dir": "relative/dir"})).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.to_string().contains("working_dir"), "{body}");
+    let busy = b.home.path().join("busy");
+    std::fs::create_dir_all(&busy).unwrap();
+    std::fs::write(busy.join("other.txt"), "someone else's").unwrap();
+    let (status, body) = import(
+        &b,
+        capsule.clone(),
+        json!({"working_dir": busy.to_string_lossy()}),
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.to_string().contains("not empty"), "{body}");
+    assert_eq!(
+        std::fs::read_to_string(busy.join("other.txt")).unwrap(),
+        "someone else's",
+        "nothing of it was touched"
+    );
+    let (status, _) = b.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(status, 404, "a refused import leaves nothing behind");
+
+    // Imported once; twice is a conflict naming the id.
+    let (status, imported) = import(&b, capsule.clone(), json!({})).await;
+    assert_eq!(status, 201, "{imported}");
+    let (status, body) = import(&b, capsule.clone(), json!({})).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.to_string().contains("already exists"), "{body}");
+
+    // The source was never fenced: it still runs (the rejected action stays rejected).
+    a.post(
+        &format!("/api/conversations/{id}/confirmation_policy"),
+        json!({"policy": {"kind": "NeverConfirm"}}),
+    )
+    .await;
+    a.message(&id, "go on", true).await;
+    a.wait_status(&id, &["finished"]).await;
+
+    // An LLM the target has no key for is refused before anything changes, and accepted with
+    // an `llm` given.
+    let c = TestServer::start().await;
+    let body = json!({
+        "agent": {
+            "llm": {"model": "anthropic/claude-remote-only", "api_key": "sk-remote", "base_url": "https://llm.example.invalid", "usage_id": "agent"},
+            "tools": [{"name": "terminal", "params": {}}],
+            "kind": "Agent"
+        },
+        "workspace": {"kind": "LocalWorkspace", "working_dir": c.workspace.to_string_lossy()}
+    });
+    let (status, info) = c.post("/api/conversations", body).await;
+    assert_eq!(status, 201, "{info}");
+    let remote_id = info["id"].as_str().unwrap().to_owned();
+    let (status, capsule) = export(&c, &remote_id, json!({})).await;
+    assert_eq!(status, 200);
+    let (status, body) = import(&b, capsule.clone(), json!({})).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body.to_string()
+            .contains("cannot run the conversation's LLM anthropic/claude-remote-only"),
+        "{body}"
+    );
+    let (status, _) = b.get(&format!("/api/conversations/{remote_id}")).await;
+    assert_eq!(status, 404);
+    let (status, body) = import(
+        &b,
+        capsule,
+        json!({"llm": {"model": "anthropic/claude-remote-only", "api_key": "sk-target", "base_url": "https://llm.example.invalid", "usage_id": "agent"}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+
+    // A moved conversation answers its sockets (but the events') with 409 too.
+    let (status, _) = b
+        .post(
+            &format!("/api/conversations/{remote_id}/moved"),
+            json!({"url": "http://127.0.0.1:9", "conversation_id": remote_id}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, body) = b
+        .post(
+            &format!("/api/conversations/{remote_id}/moved"),
+            json!({"url": "http://127.0.0.1:10", "conversation_id": remote_id}),
+        )
+        .await;
+    assert_eq!(status, 409, "moved elsewhere already: {body}");
+    assert_eq!(body["moved_to"]["url"], "http://127.0.0.1:9");
+}
