@@ -13,7 +13,11 @@ import type {
   ApproveEditedResponse,
   CheckpointList,
   ConversationInfo,
+  ExportConversationRequest,
   ForkConversationRequest,
+  ImportConversationOptions,
+  ImportedConversation,
+  MovedTo,
   RejectHunkRequest,
   RejectHunkResponse,
   ReplayState,
@@ -231,6 +235,36 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
     /** Tandem: what the panes showed as of an event (a lane with nothing recorded by then is null). 422 naming an unknown event. */
     replay(id: string, eventId: string): Promise<ReplayState> {
       return raw("replay", "GET", `/api/conversations/${enc(id)}/replay?event_id=${enc(eventId)}`);
+    },
+    /**
+     * Tandem: the conversation's capsule, to import on another server. 409 while it runs or an
+     * action waits for approval (`force` pauses it at the end of the step and rejects them), or
+     * once it moved away.
+     */
+    async exportCapsule(id: string, body: ExportConversationRequest): Promise<Blob> {
+      const res = await safeFetch(
+        new Request(`${baseUrl}/api/conversations/${enc(id)}/export`, {
+          method: "POST",
+          headers: { ...headers, "Content-Type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
+      if (!res.ok) throw errorFromStatus(res.status, await readBody(res), "export");
+      return res.blob();
+    },
+    /** Tandem: a capsule from another server becomes a conversation here (the same id, paused where it was). */
+    async importCapsule(capsule: Blob, options: ImportConversationOptions): Promise<ImportedConversation> {
+      const form = new FormData();
+      form.append("capsule", capsule, "conversation.tandem-capsule");
+      form.append("options", JSON.stringify(options));
+      const res = await safeFetch(new Request(`${baseUrl}/api/conversations/import`, { method: "POST", headers: { ...headers }, body: form }));
+      const parsed = await readBody(res);
+      if (!res.ok) throw errorFromStatus(res.status, parsed, "import");
+      return parsed as ImportedConversation;
+    },
+    /** Tandem: the conversation continues at `url` (as `conversation_id`); here it becomes a read-only record. */
+    markMoved(id: string, to: MovedTo): Promise<MovedTo> {
+      return raw("mark moved", "POST", `/api/conversations/${enc(id)}/moved`, to);
     },
     /** Tandem: a recorded browser frame (a JPEG), by the `frame_id` a ReplayState names. */
     async replayFrame(id: string, frameId: string): Promise<Blob> {

@@ -1,4 +1,4 @@
-// Shapes of Tandem's own event, checkpoint, rewind, review, fork and replay routes that upstream's OpenAPI document does not contain,
+// Shapes of Tandem's own event, checkpoint, rewind, review, fork, replay and move routes that upstream's OpenAPI document does not contain,
 // generated from our server's document (ui/openapi.tandem.json into tandem.gen.ts); this file
 // only gives them their short names.
 import type { components } from "./tandem.gen";
@@ -8,9 +8,17 @@ type Schemas = components["schemas"];
 export type ApproveEditedRequest = Schemas["ApproveEditedRequest"];
 export type ApproveEditedResponse = Schemas["ApproveEditedResponse"];
 export type ConversationInfo = Schemas["ConversationInfo"];
+export type ExportConversationRequest = Schemas["ExportConversationRequest"];
 export type ForkConversationRequest = Schemas["ForkConversationRequest"];
 export type ForkWorkspace = Schemas["ForkWorkspace"];
 export type Checkpoint = Schemas["Checkpoint"];
+export type ImportedConversation = Schemas["ImportedConversation"];
+export type MovedTo = Schemas["MovedTo"];
+/** The `options` part of an import (a multipart part, so not in the OpenAPI document's schemas). */
+export interface ImportConversationOptions {
+  working_dir?: string | null;
+  secrets?: Record<string, string>;
+}
 export type CheckpointList = Schemas["CheckpointList"];
 export type ReplayBrowser = Schemas["ReplayBrowser"];
 export type ReplayState = Schemas["ReplayState"];

@@ -13,6 +13,7 @@ import { createBrowserApi } from "../features/browser/rest";
 import { ChatPane } from "../features/chat/ChatPane";
 import { conversationsKey } from "../features/conversations/queries";
 import { ForkDialog } from "../features/fork/ForkDialog";
+import { MoveDialog } from "../features/move/MoveDialog";
 import { StatusBar } from "../features/chat/StatusBar";
 import { observationCount } from "../features/rewind/attribution";
 import { RewindDialog } from "../features/rewind/RewindDialog";
@@ -28,7 +29,8 @@ import { activeItems } from "../store/branch";
 import { useConversationStream } from "../store/connect";
 import { convKey, useLive, useStreamState, useTimeline } from "../store/live";
 import { pendingApprovals, type TimelineInput } from "../store/timeline";
-import { REVEAL_PANE, useUi } from "../store/ui";
+import { host } from "../host";
+import { lastConversationPref, REVEAL_PANE, useUi } from "../store/ui";
 import { setApproveHandler } from "./shortcuts";
 
 // Monaco and xterm are big: load them when a conversation is open, not at start-up.
@@ -98,6 +100,18 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
   );
   // "Fork from here": the fork opens in place of this conversation once it exists.
   const [forkAt, setForkAt] = useState<string | null>(null);
+  // "Move to…": the backends that can take the conversation (connected, Tandem servers).
+  const [moving, setMoving] = useState(false);
+  const backends = useBackends((st) => st.backends);
+  const health = useBackends((st) => st.health);
+  const moveTargets = useMemo(
+    () =>
+      backends
+        .filter((b) => b.id !== backend.id && b.baseUrl !== "" && health[b.id]?.status === "ok")
+        .filter((b) => (health[b.id]?.info?.capabilities ?? []).includes("tandem_move_v1"))
+        .map((b) => ({ backend: b, api: apiFor(b) })),
+    [backends, health, backend.id],
+  );
   const queryClient = useQueryClient();
   const openConversation = useUi((s) => s.openConversation);
   // Replay: the panes as of any event of the active branch, in place of the editor and browser.
@@ -164,6 +178,11 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
           <div className="pane-head">
             <StatusBar state={state} stream={stream} />
             <PolicySwitch api={api} conversationId={conversationId} policyKind={state.policy} />
+            {!lacks("tandem_move_v1") && info !== undefined && (
+              <button type="button" className="chip" onClick={() => setMoving(true)} title="Continue this conversation on another backend">
+                Move to…
+              </button>
+            )}
           </div>
           {pending.length > 0 && <ApprovalPanel api={api} conversationId={conversationId} pending={pending} canEdit={!lacks("tandem_approve_edited_v1")} />}
           {handoff && rightTab !== "browser" && (
@@ -189,6 +208,21 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
                 setRewindAt(null);
                 setRewound(answer);
                 filesChanged();
+              }}
+            />
+          )}
+          {moving && (
+            <MoveDialog
+              source={api}
+              conversationId={conversationId}
+              targets={moveTargets}
+              onClose={() => setMoving(false)}
+              onMoved={(target, imported) => {
+                setMoving(false);
+                void queryClient.invalidateQueries({ queryKey: conversationsKey(backend.id) });
+                // The target's workspace opens on the moved conversation.
+                host().savePref(lastConversationPref(target.id), imported.conversation.id);
+                useBackends.getState().setActive(target.id);
               }}
             />
           )}

@@ -1,0 +1,62 @@
+// Moving a conversation to another backend, as `tandem move` does: its capsule exported from
+// the source, imported on the target (same id, every event, its workspace in a new folder),
+// then the source marked as moved. Until the last step the source is untouched; a failure
+// names the step and the server's reason.
+import type { Api } from "../../api/client";
+import { ApiError, messageOf } from "../../api/errors";
+import type { ImportedConversation } from "../../api/tandemTypes";
+
+export type MoveStep = "export" | "import" | "fence";
+
+export interface MoveRequest {
+  source: Pick<Api, "exportCapsule" | "markMoved">;
+  target: Pick<Api, "importCapsule" | "baseUrl">;
+  conversationId: string;
+  /** Pause a running conversation and reject pending approvals instead of refusing. */
+  force: boolean;
+  /** The workspace folder on the target (default: a new one under its workspace root). */
+  workingDir?: string;
+  /** Told each step as it starts. */
+  onStep?(step: MoveStep): void;
+}
+
+/** A failed move: the step it failed at and why. */
+export class MoveError extends Error {
+  constructor(
+    readonly step: MoveStep,
+    readonly reason: string,
+  ) {
+    super(moveErrorText(step, reason));
+  }
+}
+
+export function moveErrorText(step: MoveStep, reason: string): string {
+  switch (step) {
+    case "export":
+      return `Cannot export the conversation: ${reason}. It stays where it is.`;
+    case "import":
+      return `The target refused the conversation: ${reason}. It stays where it is.`;
+    case "fence":
+      return `The conversation is on the target now, but this server could not be told (${reason}): do not run it here.`;
+  }
+}
+
+function reasonOf(e: unknown): string {
+  return e instanceof ApiError ? (e.detail ?? e.message) : messageOf(e);
+}
+
+export async function moveConversation(r: MoveRequest): Promise<ImportedConversation> {
+  const step = async <T>(name: MoveStep, run: () => Promise<T>): Promise<T> => {
+    r.onStep?.(name);
+    try {
+      return await run();
+    } catch (e) {
+      throw new MoveError(name, reasonOf(e));
+    }
+  };
+  const capsule = await step("export", () => r.source.exportCapsule(r.conversationId, { force: r.force }));
+  const workingDir = r.workingDir?.trim();
+  const imported = await step("import", () => r.target.importCapsule(capsule, workingDir ? { working_dir: workingDir } : {}));
+  await step("fence", () => r.source.markMoved(r.conversationId, { url: r.target.baseUrl, conversation_id: imported.conversation.id }));
+  return imported;
+}
