@@ -110,10 +110,6 @@ fn main() {
         "move benchmark ({}): two tandem serve on loopback, a conversation moved back and forth",
         bin.display()
     );
-    let llm = ScriptedLlmServer::start(tandem_testkit::Script::new(vec![
-        Step::tool_call("terminal", json!({"command": "ls data | wc -l"})),
-        Step::tool_call("finish", json!({"message": "counted"})),
-    ]));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -124,6 +120,13 @@ fn main() {
         ("1 MB", 100, 10 * 1024, hops),
         ("100 MB", 100, 1024 * 1024, hops.div_ceil(3).max(2)),
     ] {
+        let llm = ScriptedLlmServer::start(
+            tandem_testkit::Script::new(vec![
+                Step::tool_call("terminal", json!({"command": "ls data | wc -l"})),
+                Step::tool_call("finish", json!({"message": "counted"})),
+            ])
+            .with_no_tools_text("Count the data"),
+        );
         let dir = tempfile::tempdir().unwrap();
         let a = TandemServer::start(&dir.path().join("a"), &[]).unwrap();
         let b = TandemServer::start(&dir.path().join("b"), &[]).unwrap();
@@ -132,6 +135,7 @@ fn main() {
         let mut config = LlmConfig::new("openai/fake");
         config.base_url = Some(llm.base_url());
         config.api_key = Some("x".into());
+        config.num_retries = 0;
         let create = json!({
             "agent": AgentSpec::default_for(config),
             "workspace": {"kind": "LocalWorkspace", "working_dir": ws.to_string_lossy()},

@@ -173,6 +173,52 @@ fn redact_state(bytes: Vec<u8>) -> (Vec<u8>, Vec<String>) {
     (serde_json::to_vec(&value).unwrap_or(bytes), redacted)
 }
 
+/// The agent's shell as the capsule carries it: its working directory, relative to the
+/// workspace when inside it (`cwd`), else as it is (`cwd_outside`).
+fn terminal_state(live: &Live) -> Option<Value> {
+    let session = live.terminal.session()?;
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", session.shell_pid())).ok()?;
+    let workspace = live
+        .workspace
+        .canonicalize()
+        .unwrap_or_else(|_| live.workspace.clone());
+    Some(match cwd.strip_prefix(&workspace) {
+        Ok(rel) => serde_json::json!({ "cwd": rel.to_string_lossy() }),
+        Err(_) => serde_json::json!({ "cwd_outside": cwd.to_string_lossy() }),
+    })
+}
+
+/// Starts the imported conversation's shell where the source's was: the same folder of the
+/// workspace (or outside it, when that folder exists here too). Its next command runs there.
+async fn restore_terminal(live: &Live, terminal: Option<&Value>, working_dir: &Path) {
+    let Some(t) = terminal else {
+        return;
+    };
+    let dir = match (
+        t.get("cwd").and_then(Value::as_str),
+        t.get("cwd_outside").and_then(Value::as_str),
+    ) {
+        (Some(rel), _)
+            if !Path::new(rel)
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir)) =>
+        {
+            working_dir.join(rel)
+        }
+        (_, Some(abs)) => PathBuf::from(abs),
+        _ => return,
+    };
+    if !dir.is_dir() {
+        tracing::warn!(dir = %dir.display(), "the shell's folder is not here: it starts in the workspace");
+        return;
+    }
+    let terminal = Arc::clone(&live.terminal);
+    let started = tokio::task::spawn_blocking(move || terminal.start_session(&dir)).await;
+    if !matches!(started, Ok(Ok(_))) {
+        tracing::warn!("the shell could not be started where it was: it starts in the workspace");
+    }
+}
+
 /// The capsule of `live`, written into `scratch`; blocking.
 fn write_capsule(
     live: &Live,
@@ -240,7 +286,7 @@ fn write_capsule(
         },
         secrets,
         redacted: Vec::new(),
-        terminal: None,
+        terminal: terminal_state(live),
         browser: None,
         replay: request.include_replay,
     };
@@ -775,6 +821,12 @@ pub async fn import(State(state): State<AppState>, mut multipart: Multipart) -> 
             placed.sums.events
         )));
     }
+    restore_terminal(
+        &live,
+        placed.manifest.terminal.as_ref(),
+        &placed.working_dir,
+    )
+    .await;
     if !options.secrets.is_empty() {
         let secrets: BTreeMap<String, Value> = options
             .secrets

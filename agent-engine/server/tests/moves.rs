@@ -80,15 +80,19 @@ async fn a_conversation_moves_to_another_server_continues_there_and_comes_back()
     let llm = harness::llm(vec![
         Step::tool_call(
             "terminal",
-            json!({"command": "printf one > a.txt && mkdir -p d && printf two > d/b.txt && ln -s a.txt link && echo $MOVE_CANARY"}),
+            json!({"command": "printf one > a.txt && mkdir -p d && printf two > d/b.txt && ln -s a.txt link && echo $MOVE_CANARY && cd d"}),
         ),
         Step::tool_call("finish", json!({"message": "first part done"})),
         Step::tool_call(
             "terminal",
-            json!({"command": "cat a.txt d/b.txt > joined.txt && pwd"}),
+            // In the folder the shell was in before the move.
+            json!({"command": "cat ../a.txt b.txt > ../joined.txt && pwd"}),
         ),
         Step::tool_call("finish", json!({"message": "second part done"})),
-        Step::tool_call("terminal", json!({"command": "cat joined.txt > back.txt"})),
+        Step::tool_call(
+            "terminal",
+            json!({"command": "cat ../joined.txt > ../back.txt"}),
+        ),
         Step::tool_call("finish", json!({"message": "third part done"})),
     ]);
     let id = a
