@@ -334,13 +334,11 @@ pub fn export(mut input: ExportInput<'_>, out: &Path) -> Result<Exported> {
         .tar
         .into_inner()
         .map_err(|e| CapsuleError::io("write", out, e))?;
+    // Not synced: a capsule is a file in passing (streamed out, or read back at once); what
+    // must last is the conversation the target places, synced there.
     buffered
         .flush()
         .map_err(|e| CapsuleError::io("write", out, e))?;
-    buffered
-        .get_ref()
-        .sync_all()
-        .map_err(|e| CapsuleError::io("sync", out, e))?;
     let bytes = std::fs::metadata(out).map_or(0, |m| m.len());
     Ok(Exported {
         manifest: input.manifest,

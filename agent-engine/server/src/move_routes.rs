@@ -591,6 +591,22 @@ fn working_dir_for(
     }
 }
 
+/// Flushes the file systems holding `paths` to disk (`syncfs`): every file written there,
+/// whatever their number, in one call each.
+fn sync_file_systems(paths: &[&Path]) {
+    use std::os::fd::AsRawFd;
+    for path in paths {
+        match std::fs::File::open(path) {
+            Ok(f) => {
+                if let Err(e) = nix::unistd::syncfs(f.as_raw_fd()) {
+                    tracing::warn!(path = %path.display(), "cannot flush to disk: {e}");
+                }
+            }
+            Err(e) => tracing::warn!(path = %path.display(), "cannot flush to disk: {e}"),
+        }
+    }
+}
+
 /// The blocking part of an import: opens and checks the capsule, places the workspace and the
 /// conversation's folder.
 fn place(
@@ -699,6 +715,9 @@ fn place(
     if let Some(aside) = &aside {
         let _ = std::fs::remove_dir_all(aside);
     }
+    // On disk before the import answers (the source is fenced after that answer): the
+    // conversation and its workspace, one syncfs for each file system they are on.
+    sync_file_systems(&[&final_dir, &working_dir]);
     Ok(Placed {
         working_dir,
         manifest: opened.manifest,
@@ -735,7 +754,7 @@ pub async fn import(State(state): State<AppState>, mut multipart: Multipart) -> 
                         ))
                     })?;
                 }
-                file.sync_all().await.map_err(|e| {
+                file.flush().await.map_err(|e| {
                     ApiError::Conflict(format!("cannot store the capsule on this server: {e}"))
                 })?;
                 received = true;
