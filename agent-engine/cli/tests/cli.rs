@@ -875,6 +875,29 @@ fn checkpoints_list_what_each_command_changed_and_rewind_takes_it_back() {
     );
 }
 
+/// A child that is killed when dropped, so a failed assertion never leaves it running.
+struct Reaped(std::process::Child);
+
+impl std::ops::Deref for Reaped {
+    type Target = std::process::Child;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Reaped {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Runs the demo in `env` and exports its conversation as a trace: the trace and the events.
 fn demo_trace(env: &Env) -> (PathBuf, Vec<Value>) {
     let out = env.run(None, &["show me around", "--llm", "demo"]);
@@ -901,22 +924,24 @@ fn demo_trace(env: &Env) -> (PathBuf, Vec<Value>) {
 fn a_trace_opens_with_no_network_but_loopback() {
     let env = Env::new();
     let (trace, events) = demo_trace(&env);
-    let mut child = Command::new("unshare")
-        .args([
-            "--net",
-            "--",
-            "sh",
-            "-c",
-            r#"ip link set lo up && exec "$0" replay open "$1""#,
-        ])
-        .arg(env!("CARGO_BIN_EXE_tandem"))
-        .arg(&trace)
-        .env("TANDEM_HOME", env.home.path().join("isolated"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("unshare (util-linux) runs; the tests run as root");
+    let mut child = Reaped(
+        Command::new("unshare")
+            .args([
+                "--net",
+                "--",
+                "sh",
+                "-c",
+                r#"ip link set lo up && exec "$0" replay open "$1""#,
+            ])
+            .arg(env!("CARGO_BIN_EXE_tandem"))
+            .arg(&trace)
+            .env("TANDEM_HOME", env.home.path().join("isolated"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("unshare (util-linux) runs; the tests run as root"),
+    );
     let url = printed(&mut child, "Open: ");
     let (base, fragment) = url.split_once("/ui/#").unwrap();
     let key = fragment
@@ -974,14 +999,15 @@ async fn a_trace_exports_and_opens_read_only_anywhere() {
     let env = Env::new();
     let (trace, events) = demo_trace(&env);
 
-    let mut child = env
-        .cmd(None)
-        .args(["replay", "open"])
-        .arg(&trace)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Reaped(
+        env.cmd(None)
+            .args(["replay", "open"])
+            .arg(&trace)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let url = printed(&mut child, "Open: ");
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let (base, fragment) = url.split_once("/ui/#").unwrap();

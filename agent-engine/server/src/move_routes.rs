@@ -457,10 +457,8 @@ fn resolve_llm(
     {
         return Ok(None);
     }
-    let keyed = profiles
-        .values()
-        .any(|p| p.model == llm.model && p.base_url == llm.base_url && p.api_key.is_some())
-        || tandem_host::env::env_key_for(&llm.model).is_some();
+    let keyed =
+        crate::registry::fallback_key(&llm.model, llm.base_url.as_deref(), &profiles).is_some();
     let loopback = llm.base_url.as_deref().is_some_and(|u| {
         u.starts_with("http://127.")
             || u.starts_with("http://localhost")
@@ -496,7 +494,7 @@ struct Placed {
 }
 
 /// Writes the workspace of the capsule opened in `staging` into `working_dir` and checks its
-/// tree; returns whether the folder was made here (so a failure removes it).
+/// tree (the caller removes a folder it made when this fails).
 fn place_workspace(
     opened: &tandem_capsule::Opened,
     working_dir: &Path,

@@ -667,13 +667,7 @@ pub fn build_llm(
     let profiles = server.all_profiles();
     let mut c = resolve_profile(config, &profiles);
     if c.api_key.is_none() {
-        // A profile's key goes only to the profile's own endpoint: a conversation naming the
-        // same model at another base URL must not carry it there.
-        c.api_key = profiles
-            .values()
-            .find(|p| p.model == c.model && p.base_url == c.base_url && p.api_key.is_some())
-            .and_then(|p| p.api_key.clone())
-            .or_else(|| env_key_for(&c.model));
+        c.api_key = fallback_key(&c.model, c.base_url.as_deref(), &profiles);
     }
     let has_key = c.api_key.is_some();
     tandem_sdk::known_credentials().add(c.api_key.iter());
@@ -693,6 +687,21 @@ pub fn build_llm(
             false,
         )),
     }
+}
+
+/// The key for `model` at `base_url` when the conversation gives none: a profile's of that
+/// model at that same endpoint (a profile's key goes only to its own endpoint: a conversation
+/// naming the same model at another base URL must not carry it there), else the environment's.
+pub(crate) fn fallback_key(
+    model: &str,
+    base_url: Option<&str>,
+    profiles: &BTreeMap<String, LlmConfig>,
+) -> Option<String> {
+    profiles
+        .values()
+        .find(|p| p.model == model && p.base_url.as_deref() == base_url && p.api_key.is_some())
+        .and_then(|p| p.api_key.clone())
+        .or_else(|| env_key_for(model))
 }
 
 /// A conversation whose model is `default` (or a profile name, also as `tandem_NAME` /
