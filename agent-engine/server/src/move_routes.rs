@@ -174,22 +174,35 @@ fn redact_state(bytes: Vec<u8>) -> (Vec<u8>, Vec<String>) {
 }
 
 /// The agent's shell as the capsule carries it: its working directory, relative to the
-/// workspace when inside it (`cwd`), else as it is (`cwd_outside`).
-fn terminal_state(live: &Live) -> Option<Value> {
+/// workspace when inside it (`cwd`), else as it is (`cwd_outside`), and what its commands
+/// changed in its environment (`env`, secrets named only).
+async fn terminal_state(live: &Live) -> Option<Value> {
     let session = live.terminal.session()?;
     let cwd = std::fs::read_link(format!("/proc/{}/cwd", session.shell_pid())).ok()?;
     let workspace = live
         .workspace
         .canonicalize()
         .unwrap_or_else(|_| live.workspace.clone());
-    Some(match cwd.strip_prefix(&workspace) {
+    let mut state = match cwd.strip_prefix(&workspace) {
         Ok(rel) => serde_json::json!({ "cwd": rel.to_string_lossy() }),
         Err(_) => serde_json::json!({ "cwd_outside": cwd.to_string_lossy() }),
-    })
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let env = tokio::time::timeout(SHELL_LIMIT, session.env_changes(&cancel)).await;
+    match env {
+        Ok(Ok(env)) => state["env"] = serde_json::to_value(env).unwrap_or(Value::Null),
+        Ok(Err(e)) => tracing::warn!("the shell's environment stays behind: {e}"),
+        Err(_) => tracing::warn!("the shell's environment stays behind: the shell did not answer"),
+    }
+    Some(state)
 }
 
+/// How long the shell gets to report or take its environment during a move.
+const SHELL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Starts the imported conversation's shell where the source's was: the same folder of the
-/// workspace (or outside it, when that folder exists here too). Its next command runs there.
+/// workspace (or outside it, when that folder exists here too), with the environment changes
+/// its commands had made. Its next command runs there.
 async fn restore_terminal(live: &Live, terminal: Option<&Value>, working_dir: &Path) {
     let Some(t) = terminal else {
         return;
@@ -206,16 +219,38 @@ async fn restore_terminal(live: &Live, terminal: Option<&Value>, working_dir: &P
             working_dir.join(rel)
         }
         (_, Some(abs)) => PathBuf::from(abs),
-        _ => return,
+        _ => working_dir.to_path_buf(),
     };
-    if !dir.is_dir() {
+    let dir = if dir.is_dir() {
+        dir
+    } else {
         tracing::warn!(dir = %dir.display(), "the shell's folder is not here: it starts in the workspace");
-        return;
-    }
+        working_dir.to_path_buf()
+    };
     let terminal = Arc::clone(&live.terminal);
     let started = tokio::task::spawn_blocking(move || terminal.start_session(&dir)).await;
-    if !matches!(started, Ok(Ok(_))) {
-        tracing::warn!("the shell could not be started where it was: it starts in the workspace");
+    let session = match started {
+        Ok(Ok(session)) => session,
+        _ => {
+            tracing::warn!(
+                "the shell could not be started where it was: it starts in the workspace"
+            );
+            return;
+        }
+    };
+    let Some(env) = t
+        .get("env")
+        .and_then(|e| serde_json::from_value::<tandem_tools::terminal::EnvChanges>(e.clone()).ok())
+    else {
+        return;
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    match tokio::time::timeout(SHELL_LIMIT, session.apply_env_changes(&env, &cancel)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("the shell's environment was not restored: {e}"),
+        Err(_) => {
+            tracing::warn!("the shell's environment was not restored: the shell did not answer")
+        }
     }
 }
 
@@ -224,6 +259,7 @@ fn write_capsule(
     live: &Live,
     state: &AppState,
     request: &ExportConversationRequest,
+    terminal: Option<Value>,
     scratch: &Path,
 ) -> std::result::Result<(PathBuf, tandem_capsule::Exported), String> {
     let dir = live.handle.dir().to_path_buf();
@@ -286,7 +322,7 @@ fn write_capsule(
         },
         secrets,
         redacted: Vec::new(),
-        terminal: terminal_state(live),
+        terminal,
         browser: None,
         replay: request.include_replay,
     };
@@ -330,12 +366,13 @@ pub async fn export(
     let _watch = live.watch();
     step_boundary(&live, request.force).await?;
     let before = live.handle.view().events.len();
+    let terminal = terminal_state(&live).await;
     let scratch = tempfile::tempdir()
         .map_err(|e| ApiError::Internal(format!("cannot make a scratch folder: {e}")))?;
     let scratch_path = scratch.path().to_path_buf();
     let (live2, state2) = (Arc::clone(&live), state.clone());
     let (out, exported) = tokio::task::spawn_blocking(move || {
-        write_capsule(&live2, &state2, &request, &scratch_path)
+        write_capsule(&live2, &state2, &request, terminal, &scratch_path)
     })
     .await
     .map_err(|e| ApiError::Internal(e.to_string()))?

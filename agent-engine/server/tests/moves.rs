@@ -80,18 +80,18 @@ async fn a_conversation_moves_to_another_server_continues_there_and_comes_back()
     let llm = harness::llm(vec![
         Step::tool_call(
             "terminal",
-            json!({"command": "printf one > a.txt && mkdir -p d && printf two > d/b.txt && ln -s a.txt link && echo $MOVE_CANARY && cd d"}),
+            json!({"command": "printf one > a.txt && mkdir -p d && printf two > d/b.txt && ln -s a.txt link && echo $MOVE_CANARY && cd d && export MOVED_VAR='one two' SECRET_COPY=$MOVE_CANARY && unset PAGER"}),
         ),
         Step::tool_call("finish", json!({"message": "first part done"})),
         Step::tool_call(
             "terminal",
-            // In the folder the shell was in before the move.
-            json!({"command": "cat ../a.txt b.txt > ../joined.txt && pwd"}),
+            // In the folder the shell was in before the move, with its environment.
+            json!({"command": "cat ../a.txt b.txt > ../joined.txt && echo \"var=$MOVED_VAR pager=${PAGER-none}\" > ../env.txt && pwd"}),
         ),
         Step::tool_call("finish", json!({"message": "second part done"})),
         Step::tool_call(
             "terminal",
-            json!({"command": "cat ../joined.txt > ../back.txt"}),
+            json!({"command": "cat ../joined.txt > ../back.txt && echo $MOVED_VAR >> ../back.txt"}),
         ),
         Step::tool_call("finish", json!({"message": "third part done"})),
     ]);
@@ -186,6 +186,11 @@ async fn a_conversation_moves_to_another_server_continues_there_and_comes_back()
         std::fs::read_to_string(moved_dir.join("joined.txt")).unwrap(),
         "onetwo"
     );
+    assert_eq!(
+        std::fs::read_to_string(moved_dir.join("env.txt")).unwrap(),
+        "var=one two pager=none\n",
+        "the shell's environment changes moved with it"
+    );
     let after_b = all_events(&b, &id).await;
     assert_eq!(ids(&after_b[..before.len()]), ids(&before));
 
@@ -212,7 +217,7 @@ async fn a_conversation_moves_to_another_server_continues_there_and_comes_back()
     a.wait_status(&id, &["finished"]).await;
     assert_eq!(
         std::fs::read_to_string(back_dir.join("back.txt")).unwrap(),
-        "onetwo"
+        "onetwoone two\n"
     );
     let after_a = all_events(&a, &id).await;
     assert_eq!(ids(&after_a[..after_b.len()]), ids(&after_b));

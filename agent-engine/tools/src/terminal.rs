@@ -32,7 +32,7 @@ use tandem_sdk::{ToolContext, ToolDefinition, ToolInputError, TypedTool};
 
 pub use definition::TOOL_NAME;
 pub use record::{Lane, Recorder};
-pub use session::TerminalSession;
+pub use session::{EnvChanges, TerminalSession};
 pub use shell::INPUT_CAP;
 
 /// How long a command may print nothing before the call returns with it still running.

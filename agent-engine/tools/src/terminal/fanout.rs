@@ -144,6 +144,11 @@ impl Fanout {
         *lock(&self.mask) = MaskSetup { masker, hold };
     }
 
+    /// The masker in use.
+    pub fn masker(&self) -> Masker {
+        lock(&self.mask).masker.clone()
+    }
+
     /// A receiver of the output from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Bytes> {
         self.tx.subscribe()

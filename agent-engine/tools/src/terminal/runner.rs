@@ -5,7 +5,7 @@
 //! busy, whatever started the command (the agent, or a person typing in a viewer), and keeps
 //! the agent's command that outlived a soft timeout so a later call can wait for or talk to it.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,8 +36,9 @@ pub(crate) enum ShellError {
     /// The private file carrying the secrets could not be written.
     #[error("Could not prepare the secret environment variables: {0}")]
     PrepareEnv(std::io::Error),
-    /// The shell did not come back from sourcing the secrets.
-    #[error("Could not export the secret environment variables to the shell.")]
+    /// The shell did not come back from sourcing a private file (secrets, or variables moved
+    /// with the conversation).
+    #[error("Could not pass environment variables to or from the shell.")]
     ExportEnv,
     /// A fresh shell could not be started in place of the old one.
     #[error("Could not start a new shell: {0}")]
@@ -452,8 +453,78 @@ impl Runner {
             let value = env.get(*name).map(String::as_str).unwrap_or_default();
             script.push_str(&format!("export {name}={}\n", single_quoted(value)));
         }
+        self.source_private(&script, private_dir, cancel).await?;
+        for name in names {
+            if let Some(value) = env.get(name) {
+                self.exported.insert(name.clone(), value.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// The names of the secrets exported to this shell.
+    pub fn secret_names(&self) -> impl Iterator<Item = &str> {
+        self.exported.keys().map(String::as_str)
+    }
+
+    /// The variables the shell exports now, written by `env -0` into a private file (their
+    /// values never cross the terminal).
+    pub async fn exported_vars(
+        &mut self,
+        private_dir: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<HashMap<String, String>, ShellError> {
+        let file = private_dir.join(format!("vars-{}", uuid::Uuid::new_v4().simple()));
+        let script = format!(
+            "(umask 077; env -0 > {})\n",
+            single_quoted(&file.to_string_lossy())
+        );
+        let sourced = self.source_private(&script, private_dir, cancel).await;
+        let bytes = tokio::fs::read(&file).await;
+        let _ = tokio::fs::remove_file(&file).await;
+        sourced?;
+        let bytes = bytes.map_err(ShellError::PrepareEnv)?;
+        Ok(bytes
+            .split(|b| *b == 0)
+            .filter_map(|entry| {
+                let entry = String::from_utf8_lossy(entry);
+                let (name, value) = entry.split_once('=')?;
+                valid_env_name(name).then(|| (name.to_owned(), value.to_owned()))
+            })
+            .collect())
+    }
+
+    /// Sets the variables of `set` and removes those of `unset`, through a private file.
+    pub async fn apply_env(
+        &mut self,
+        set: &BTreeMap<String, String>,
+        unset: &[String],
+        private_dir: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<(), ShellError> {
+        let mut script = String::new();
+        for (name, value) in set.iter().filter(|(k, _)| valid_env_name(k)) {
+            script.push_str(&format!("export {name}={}\n", single_quoted(value)));
+        }
+        for name in unset.iter().filter(|k| valid_env_name(k)) {
+            script.push_str(&format!("unset {name}\n"));
+        }
+        if script.is_empty() {
+            return Ok(());
+        }
+        self.source_private(&script, private_dir, cancel).await
+    }
+
+    /// Runs `script` in the shell from a private file that the shell sources and deletes: what
+    /// it holds never crosses the terminal.
+    async fn source_private(
+        &mut self,
+        script: &str,
+        private_dir: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<(), ShellError> {
         let file = private_dir.join(format!("env-{}", uuid::Uuid::new_v4().simple()));
-        write_private(&file, &script)
+        write_private(&file, script)
             .await
             .map_err(ShellError::PrepareEnv)?;
         let quoted = single_quoted(&file.to_string_lossy());
@@ -473,14 +544,7 @@ impl Runner {
             .await;
         let _ = tokio::fs::remove_file(&file).await;
         match stop {
-            Stop::Prompt(_) => {
-                for name in names {
-                    if let Some(value) = env.get(name) {
-                        self.exported.insert(name.clone(), value.clone());
-                    }
-                }
-                Ok(())
-            }
+            Stop::Prompt(_) => Ok(()),
             _ => Err(ShellError::ExportEnv),
         }
     }

@@ -4,12 +4,14 @@
 //! The session outlives a `reset`: the shell inside is replaced, viewers stay attached and keep
 //! receiving output from the new shell.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use tandem_sdk::Masker;
 use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 use super::fanout::{Fanout, Feed, FeedTx};
 use super::runner::{Runner, ShellError};
@@ -42,6 +44,39 @@ impl std::fmt::Debug for TerminalSession {
             .field("shell_pid", &self.shell_pid())
             .finish_non_exhaustive()
     }
+}
+
+/// Changes a shell's commands made to its environment, as a conversation carries them to
+/// another backend.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EnvChanges {
+    /// Variables set or changed.
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
+    /// Variables removed.
+    #[serde(default)]
+    pub unset: Vec<String>,
+    /// Variables left out because they hold a secret (named only).
+    #[serde(default)]
+    pub withheld: Vec<String>,
+}
+
+/// Variables the shell keeps for itself (its folder, prompt hooks, nesting): never moved.
+fn shell_machinery(name: &str) -> bool {
+    matches!(
+        name,
+        "PWD"
+            | "OLDPWD"
+            | "SHLVL"
+            | "_"
+            | "PS0"
+            | "PS1"
+            | "PS2"
+            | "PROMPT_COMMAND"
+            | "COLUMNS"
+            | "LINES"
+    ) || name.starts_with("__tandem")
+        || name.starts_with("BASH_")
 }
 
 fn private_dir() -> std::io::Result<PathBuf> {
@@ -165,6 +200,78 @@ impl TerminalSession {
     /// Exclusive use of the shell for one tool call.
     pub(crate) async fn runner(&self) -> tokio::sync::MutexGuard<'_, Runner> {
         self.runner.lock().await
+    }
+
+    /// What commands changed in the shell's environment since it started: variables set or
+    /// changed, and ones removed. The secrets the shell was given, any value holding a secret
+    /// or a host credential, and the shell's own prompt machinery stay out (withheld ones are
+    /// named). Waits for the shell to be idle.
+    pub async fn env_changes(&self, cancel: &CancellationToken) -> Result<EnvChanges, String> {
+        let mut runner = self.runner().await;
+        runner.wait_ready(cancel).await.map_err(|e| e.to_string())?;
+        let pid = runner.shell().pid();
+        let started: HashMap<String, String> = std::fs::read(format!("/proc/{pid}/environ"))
+            .map_err(|e| format!("the shell's environment cannot be read: {e}"))?
+            .split(|b| *b == 0)
+            .filter_map(|entry| {
+                let entry = String::from_utf8_lossy(entry);
+                entry
+                    .split_once('=')
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            })
+            .collect();
+        let now = runner
+            .exported_vars(&self.private_dir, cancel)
+            .await
+            .map_err(|e| e.to_string())?;
+        let secrets: HashSet<&str> = runner.secret_names().collect();
+        let masker = self.fanout.masker();
+        let mut changes = EnvChanges::default();
+        for (name, value) in &now {
+            if shell_machinery(name) || started.get(name) == Some(value) {
+                continue;
+            }
+            if secrets.contains(name.as_str()) || masker.contains_secret(value) {
+                changes.withheld.push(name.clone());
+            } else {
+                changes.set.insert(name.clone(), value.clone());
+            }
+        }
+        changes.unset = started
+            .keys()
+            .filter(|k| !now.contains_key(*k) && !shell_machinery(k))
+            .cloned()
+            .collect();
+        changes.unset.sort();
+        changes.withheld.sort();
+        Ok(changes)
+    }
+
+    /// Applies `changes` (from [`env_changes`](Self::env_changes) of another shell) to this
+    /// one; values pass through a private file, never the terminal.
+    pub async fn apply_env_changes(
+        &self,
+        changes: &EnvChanges,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let mut runner = self.runner().await;
+        runner.wait_ready(cancel).await.map_err(|e| e.to_string())?;
+        let set: BTreeMap<String, String> = changes
+            .set
+            .iter()
+            .filter(|(k, _)| !shell_machinery(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let unset: Vec<String> = changes
+            .unset
+            .iter()
+            .filter(|k| !shell_machinery(k))
+            .cloned()
+            .collect();
+        runner
+            .apply_env(&set, &unset, &self.private_dir, cancel)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// Kills the shell behind `runner` (and all it started) and puts a fresh one in its place.
