@@ -193,7 +193,7 @@ impl Browser {
         Ok(session)
     }
 
-    async fn session(&self, start: bool) -> Result<Session<'_>, BrowserError> {
+    pub(crate) async fn session(&self, start: bool) -> Result<Session<'_>, BrowserError> {
         if self.inner.closed.load(Ordering::SeqCst) {
             return Err(BrowserError::Closed);
         }

@@ -254,12 +254,59 @@ async fn restore_terminal(live: &Live, terminal: Option<&Value>, working_dir: &P
     }
 }
 
+/// How long the browser gets to give or take its state during a move.
+const BROWSER_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The agent's browser as the capsule carries it (cookies, tabs, storage), when it runs.
+/// Refused while a person drives it: their session would be cut.
+async fn browser_state(live: &Live) -> Result<Option<Value>> {
+    let Some(browser) = &live.browser else {
+        return Ok(None);
+    };
+    if browser.driver() == tandem_protocol::BrowserDriver::Person {
+        return Err(ApiError::Conflict(
+            "a person drives the browser: hand it back to the agent before moving the conversation"
+                .into(),
+        ));
+    }
+    let masker = live.handle.masker();
+    match tokio::time::timeout(BROWSER_LIMIT, browser.export_state(&masker)).await {
+        Ok(Ok(state)) => Ok(state.map(|s| serde_json::to_value(s).unwrap_or(Value::Null))),
+        Ok(Err(e)) => Err(ApiError::Internal(format!(
+            "the browser's state cannot be read: {e}"
+        ))),
+        Err(_) => Err(ApiError::Internal(
+            "the browser's state cannot be read: the browser did not answer".into(),
+        )),
+    }
+}
+
+/// Opens the moved browser state (its cookies first, then its tabs) in the imported
+/// conversation's browser.
+async fn restore_browser(live: &Live, moved: Option<&Value>) {
+    let (Some(browser), Some(moved)) = (&live.browser, moved) else {
+        return;
+    };
+    let Ok(moved) = serde_json::from_value::<tandem_browser::MovedBrowser>(moved.clone()) else {
+        tracing::warn!("the capsule's browser state is not readable: the browser starts empty");
+        return;
+    };
+    match tokio::time::timeout(BROWSER_LIMIT, browser.import_state(&moved)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("the browser's tabs were not reopened: {e}"),
+        Err(_) => {
+            tracing::warn!("the browser's tabs were not reopened: the browser did not answer")
+        }
+    }
+}
+
 /// The capsule of `live`, written into `scratch`; blocking.
 fn write_capsule(
     live: &Live,
     state: &AppState,
     request: &ExportConversationRequest,
     terminal: Option<Value>,
+    browser: Option<Value>,
     scratch: &Path,
 ) -> std::result::Result<(PathBuf, tandem_capsule::Exported), String> {
     let dir = live.handle.dir().to_path_buf();
@@ -323,7 +370,7 @@ fn write_capsule(
         secrets,
         redacted: Vec::new(),
         terminal,
-        browser: None,
+        browser,
         replay: request.include_replay,
     };
     // What the state's redaction leaves out is named in the manifest, written first.
@@ -367,12 +414,13 @@ pub async fn export(
     step_boundary(&live, request.force).await?;
     let before = live.handle.view().events.len();
     let terminal = terminal_state(&live).await;
+    let browser = browser_state(&live).await?;
     let scratch = tempfile::tempdir()
         .map_err(|e| ApiError::Internal(format!("cannot make a scratch folder: {e}")))?;
     let scratch_path = scratch.path().to_path_buf();
     let (live2, state2) = (Arc::clone(&live), state.clone());
     let (out, exported) = tokio::task::spawn_blocking(move || {
-        write_capsule(&live2, &state2, &request, terminal, &scratch_path)
+        write_capsule(&live2, &state2, &request, terminal, browser, &scratch_path)
     })
     .await
     .map_err(|e| ApiError::Internal(e.to_string()))?
@@ -881,6 +929,7 @@ pub async fn import(State(state): State<AppState>, mut multipart: Multipart) -> 
         &placed.working_dir,
     )
     .await;
+    restore_browser(&live, placed.manifest.browser.as_ref()).await;
     if !options.secrets.is_empty() {
         let secrets: BTreeMap<String, Value> = options
             .secrets

@@ -359,3 +359,80 @@ async fn bad_moves_are_refused_with_the_cause_and_the_source_stays_as_it_was() {
     assert_eq!(status, 409, "moved elsewhere already: {body}");
     assert_eq!(body["moved_to"]["url"], "http://127.0.0.1:9");
 }
+
+/// A login made in the browser before the move holds after it: the cookies, the origin's
+/// storage and the open tabs (with the active one) move with the conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_browser_moves_with_its_login_its_storage_and_its_tabs() {
+    let site = tandem_testkit::site::serve().await;
+    let a = TestServer::start().await;
+    let b = TestServer::start().await;
+    let llm = harness::llm(vec![
+        Step::tool_call(
+            "browser_navigate",
+            json!({"url": site.url("/sign-in?user=ada")}),
+        ),
+        Step::tool_call(
+            "browser_navigate",
+            json!({"url": site.url("/login.html"), "new_tab": true}),
+        ),
+        Step::tool_call("finish", json!({"message": "signed in"})),
+        Step::tool_call(
+            "browser_navigate",
+            json!({"url": site.url("/account.html")}),
+        ),
+        Step::tool_call("browser_get_content", json!({"extract_links": false})),
+        Step::tool_call("finish", json!({"message": "checked"})),
+    ]);
+    let mut agent = TestServer::agent(&llm);
+    agent["tools"] = json!([{"name": "browser_tool_set"}]);
+    let id = a.create(&llm, json!({"agent": agent})).await;
+    a.message(&id, "sign in", true).await;
+    a.wait_status(&id, &["finished"]).await;
+
+    let (status, capsule) = export(&a, &id, json!({})).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&capsule));
+    let (status, imported) = import(&b, capsule, json!({})).await;
+    assert_eq!(status, 201, "{imported}");
+    let (status, state) = b
+        .get(&format!("/api/conversations/{id}/browser/state"))
+        .await;
+    assert_eq!(status, 200, "{state}");
+    let tabs: Vec<(String, bool)> = state["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["url"].as_str().unwrap_or_default().to_owned(),
+                t["active"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tabs,
+        vec![
+            (site.url("/sign-in?user=ada"), false),
+            (site.url("/login.html"), true)
+        ],
+        "both tabs reopened, the second active: {state}"
+    );
+
+    // On the target, the site still knows who is signed in, and the stored theme is there.
+    b.message(&id, "check", true).await;
+    b.wait_status(&id, &["finished"]).await;
+    let events = all_events(&b, &id).await;
+    let account = events
+        .iter()
+        .rfind(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "browser_get_content")
+        .map(|e| e["observation"].to_string())
+        .unwrap_or_default();
+    assert!(
+        account.contains("Signed in as ada"),
+        "the login survived the move: {account}"
+    );
+    assert!(
+        account.contains("Theme: dark"),
+        "and the origin's storage: {account}"
+    );
+}

@@ -1,7 +1,9 @@
 //! A small site tests of the agent's browser serve on 127.0.0.1: a home page with a link and
 //! a button, a login form whose fields sit at fixed spots (user centred at (250, 215),
 //! password at (250, 315)), the page it leads to, a page that closes its own tab, and pages
-//! that misbehave (never finish loading, not HTML, huge).
+//! that misbehave (never finish loading, not HTML, huge), and a cookie login: `/sign-in?user=U`
+//! sets a session cookie and a `theme` in local storage, `/account.html` shows who is signed
+//! in by that cookie (and the stored theme).
 
 use std::net::SocketAddr;
 
@@ -72,9 +74,43 @@ pub async fn serve() -> Site {
                 let mut buf = vec![0u8; 8192];
                 let n = stream.read(&mut buf).await.unwrap_or(0);
                 let req = String::from_utf8_lossy(&buf[..n]).to_string();
-                let path = req.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                let path = path.split('?').next().unwrap_or("/").to_owned();
+                let target = req.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                let path = target.split('?').next().unwrap_or("/").to_owned();
+                let mut extra = String::new();
                 let (ctype, body) = match path.as_str() {
+                    "/sign-in" => {
+                        let user: String = target
+                            .split_once("user=")
+                            .map(|(_, u)| u)
+                            .unwrap_or("someone")
+                            .chars()
+                            .take_while(char::is_ascii_alphanumeric)
+                            .collect();
+                        extra = format!("Set-Cookie: tandem_session={user}; Path=/; HttpOnly\r\n");
+                        (
+                            "text/html",
+                            format!(
+                                "<title>Signed in</title><p>Signed in as {user}</p><script>localStorage.setItem('theme', 'dark')</script>"
+                            ),
+                        )
+                    }
+                    "/account.html" => {
+                        let user = req
+                            .lines()
+                            .find(|l| l.to_ascii_lowercase().starts_with("cookie:"))
+                            .and_then(|l| l.split_once("tandem_session="))
+                            .map(|(_, v)| v.split(';').next().unwrap_or("").trim().to_owned());
+                        let who = match user {
+                            Some(u) => format!("Signed in as {u}"),
+                            None => "Not signed in".to_owned(),
+                        };
+                        (
+                            "text/html",
+                            format!(
+                                "<title>Account</title><p>{who}</p><p id=\"theme\"></p><script>document.getElementById('theme').textContent = 'Theme: ' + localStorage.getItem('theme')</script>"
+                            ),
+                        )
+                    }
                     "/" | "/index.html" => ("text/html", HOME.to_owned()),
                     "/login.html" => ("text/html", LOGIN.to_owned()),
                     "/welcome.html" => ("text/html", WELCOME.to_owned()),
@@ -98,7 +134,7 @@ pub async fn serve() -> Site {
                     ),
                 };
                 let resp = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
                 let _ = stream.write_all(resp.as_bytes()).await;
