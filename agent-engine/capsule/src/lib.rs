@@ -215,7 +215,7 @@ fn wanted(rel: &Path, replay: bool) -> bool {
         })
         .unwrap_or_default();
     match first {
-        "browser-profile" | "bash_events" | MOVED_FILE => false,
+        "browser-profile" | "bash_events" | MOVED_FILE | ARRIVING_FILE => false,
         "replay" => replay,
         "" => false,
         _ => true,
@@ -225,6 +225,10 @@ fn wanted(rel: &Path, replay: bool) -> bool {
 /// The file that marks a conversation as moved elsewhere (written by the server that fences
 /// it); never part of a capsule.
 pub const MOVED_FILE: &str = "tandem_moved.json";
+
+/// The file that marks a conversation as arriving here from another server (imported with
+/// `pending`): read-only until the move ends.
+pub const ARRIVING_FILE: &str = "tandem_arriving.json";
 
 fn walk(dir: &Path, base: &Path, replay: bool, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.filter_map(|e| e.ok()).collect();

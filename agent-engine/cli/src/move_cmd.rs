@@ -1,18 +1,20 @@
 //! `tandem move CONVERSATION --to local | URL [--server SOURCE_URL]`: a conversation moves to
-//! another backend with its events, state and workspace, in the server's three steps — export
-//! from the source, import on the target, then the source fenced as a read-only record. Until
-//! the last step succeeds the source is untouched; a failure on the way names its cause and
-//! leaves the conversation where it was.
+//! another backend with its events, state and workspace, in four steps: export from the
+//! source; import on the target as arriving (read-only there); the source fenced as a
+//! read-only record (the point where the conversation changes hands); the arrival accepted on
+//! the target. A failure before the fence abandons the arriving copy and leaves the
+//! conversation where it was; the fence and the arrival are retried while their server
+//! restarts, so a crash of either side at any step leaves exactly one side running it.
 //!
 //! `local` is this machine's `$TANDEM_HOME`, served in-process for the move (the desktop app
 //! must not have the conversation open).
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use tandem_sdk::remote::ServerClient;
+use tandem_sdk::remote::{RemoteError, ServerClient};
 
 use crate::remote::RemoteFlags;
 use crate::settings::SettingsFile;
@@ -138,6 +140,46 @@ pub async fn run(args: MoveArgs, home: &Path, settings: &SettingsFile) -> Result
     moved
 }
 
+/// How long a step of the move that must not be left half-done (the fence, the arrival, the
+/// abandonment) is retried while its server cannot be reached (it may be restarting).
+const RETRY_LIMIT: Duration = Duration::from_secs(60);
+
+/// Whether `e` says the server did not answer (down, restarting, or cut off mid-answer), so
+/// the same idempotent call may be made again.
+fn unanswered(e: &RemoteError) -> bool {
+    matches!(e, RemoteError::Unreachable { .. })
+        || matches!(e, RemoteError::Status { status, .. } if *status >= 500)
+}
+
+/// POSTs `body` to `path` until the server answers (for at most [`RETRY_LIMIT`]); the call
+/// must be idempotent.
+async fn post_until_answered(side: &Side, path: &str, body: &Value) -> Result<(), RemoteError> {
+    let deadline = Instant::now() + RETRY_LIMIT;
+    loop {
+        let req = side.client.request(reqwest::Method::POST, path).json(body);
+        match side.client.send(&reqwest::Method::POST, path, req).await {
+            Ok(_) => return Ok(()),
+            Err(e) if unanswered(&e) && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Abandons the move on the target: the arriving copy (if the import got that far) is
+/// deleted; the source was never fenced, so it keeps the conversation.
+async fn abandon(target: &Side, id: &str) {
+    let path = format!("/api/conversations/{id}/arrival");
+    match post_until_answered(target, &path, &json!({"accept": false})).await {
+        Ok(()) | Err(RemoteError::NotFound(_)) => {}
+        Err(e) => eprintln!(
+            "! the target may keep a read-only arriving copy (it never runs there; delete it with DELETE /api/conversations/{id} on {}): {e}",
+            target.url()
+        ),
+    }
+}
+
 async fn do_move(
     args: &MoveArgs,
     id: &str,
@@ -163,8 +205,10 @@ async fn do_move(
         source.url(),
         target.url()
     );
+    let arrival = format!("/api/conversations/{id}/arrival");
 
     // 1. Export: a capsule in a scratch file.
+    eprintln!("· phase export");
     let scratch = tempfile::tempdir().context("cannot make a scratch folder")?;
     let capsule = scratch.path().join("conversation.tandem-capsule");
     let body = json!({
@@ -177,21 +221,39 @@ async fn do_move(
         .client
         .request(reqwest::Method::POST, &path)
         .json(&body);
-    let resp = source
-        .client
-        .send(&reqwest::Method::POST, &path, req)
-        .await
-        .context("export refused; the conversation stays where it is")?;
+    let resp = match source.client.send(&reqwest::Method::POST, &path, req).await {
+        Ok(resp) => resp,
+        // A move that was cut off after its fence: the source let go already, only the
+        // arrival is left to do.
+        Err(RemoteError::Conflict { detail, code })
+            if code.as_deref() == Some("moved") && detail.contains(target_name) =>
+        {
+            eprintln!("· phase arrival (the source was fenced by an earlier move)");
+            post_until_answered(target, &arrival, &json!({"accept": true}))
+                .await
+                .with_context(|| {
+                    format!("the conversation could not be started on {}", target.url())
+                })?;
+            println!("Moved {id} to {target_name}: the earlier move is finished");
+            return Ok(0);
+        }
+        Err(e) => {
+            return Err(
+                anyhow::Error::new(e).context("export refused; the conversation stays where it is")
+            );
+        }
+    };
     let bytes = resp
         .bytes()
         .await
-        .context("the capsule's download was cut off")?;
+        .context("the capsule's download was cut off; the conversation stays where it is")?;
     std::fs::write(&capsule, &bytes)
         .with_context(|| format!("cannot store the capsule at {}", capsule.display()))?;
     let exported = started.elapsed();
 
-    // 2. Import on the target.
-    let options = json!({ "working_dir": args.working_dir });
+    // 2. Import on the target, as arriving: it does not run there before step 4.
+    eprintln!("· phase import");
+    let options = json!({ "working_dir": args.working_dir, "pending": true });
     let form = reqwest::multipart::Form::new()
         .part(
             "capsule",
@@ -205,25 +267,54 @@ async fn do_move(
         .client
         .request(reqwest::Method::POST, path)
         .multipart(form);
-    let resp = target
-        .client
-        .send(&reqwest::Method::POST, path, req)
-        .await
-        .context("the target refused the conversation; it stays where it was")?;
-    let imported: Value = resp
-        .json()
-        .await
-        .context("the target's answer to the import is not JSON")?;
+    let imported: Value = match target.client.send(&reqwest::Method::POST, path, req).await {
+        Ok(resp) => match resp.json().await {
+            Ok(v) => v,
+            Err(e) => {
+                abandon(target, id).await;
+                bail!(
+                    "the target's answer to the import was cut off ({e}); the conversation stays where it was"
+                );
+            }
+        },
+        Err(e) => {
+            if unanswered(&e) {
+                abandon(target, id).await;
+            }
+            return Err(anyhow::Error::new(e)
+                .context("the target refused the conversation; it stays where it was"));
+        }
+    };
 
-    // 3. The source becomes a record of the move.
-    let fence = json!({ "url": target_name, "conversation_id": id });
-    source
-        .client
-        .post(&format!("/api/conversations/{id}/moved"), Some(&fence))
+    // 3. The source becomes a record of the move: from here the conversation is the target's.
+    // Refused when the source went on since the export (its newest event differs).
+    eprintln!("· phase fence");
+    let fence = json!({
+        "url": target_name,
+        "conversation_id": id,
+        "last_event_id": imported["last_event_id"],
+    });
+    if let Err(e) =
+        post_until_answered(source, &format!("/api/conversations/{id}/moved"), &fence).await
+    {
+        if unanswered(&e) {
+            bail!(
+                "the source did not answer the fence for {} s ({e}): the conversation may be fenced there or not. Run the same `tandem move` again once it answers: it finishes or starts over",
+                RETRY_LIMIT.as_secs()
+            );
+        }
+        abandon(target, id).await;
+        return Err(anyhow::Error::new(e)
+            .context("the source refused to let the conversation go; it stays there"));
+    }
+
+    // 4. It runs on the target from now on.
+    eprintln!("· phase arrival");
+    post_until_answered(target, &arrival, &json!({"accept": true}))
         .await
         .with_context(|| {
             format!(
-                "the conversation is on {} now, but its source could not be marked as moved: do not run it there",
+                "the source let the conversation go, but {} did not start it: run the same `tandem move` again to finish",
                 target.url()
             )
         })?;

@@ -55,9 +55,7 @@ async fn live(state: &AppState, raw: &str) -> Result<Arc<Live>> {
 pub async fn send(state: &AppState, live: &Live, message: Message, run: bool) -> Result<()> {
     // A conversation that moved away takes no message here (the events socket reaches it
     // past the route guard).
-    if let Some(to) = crate::move_routes::moved_to(live.handle.dir()) {
-        return Err(ApiError::Moved(to));
-    }
+    crate::move_routes::check_dir(live.handle.dir())?;
     if run && !live.running() {
         state.registry.check_capacity().await?;
     }

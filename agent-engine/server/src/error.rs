@@ -36,6 +36,11 @@ pub enum ApiError {
     /// The conversation moved to another server: this one keeps a read-only record.
     #[error("this conversation moved to {} (conversation {}): it is a read-only record here", .0.url, .0.conversation_id)]
     Moved(tandem_protocol::api::MovedTo),
+    /// The conversation is arriving from another server and runs here once that move ends.
+    #[error(
+        "this conversation is arriving from {0}: it runs here once its source has let it go (POST /api/conversations/{{id}}/arrival)"
+    )]
+    Arriving(String),
     /// The body, a query or a path parameter does not fit the schema.
     #[error("invalid request: {}", .0.first().map_or("", |i| i.msg.as_str()))]
     Validation(Vec<ValidationErrorItem>),
@@ -79,7 +84,9 @@ impl ApiError {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound | Self::Missing(_) => StatusCode::NOT_FOUND,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
-            Self::AlreadyRunning | Self::Conflict(_) | Self::Moved(_) => StatusCode::CONFLICT,
+            Self::AlreadyRunning | Self::Conflict(_) | Self::Moved(_) | Self::Arriving(_) => {
+                StatusCode::CONFLICT
+            }
             Self::Validation(_) | Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::TooManyRuns(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -99,6 +106,7 @@ impl ApiError {
             Self::AlreadyRunning => "already_running",
             Self::Conflict(_) => "conflict",
             Self::Moved(_) => "moved",
+            Self::Arriving(_) => "arriving",
             Self::Validation(_) => "validation_error",
             Self::Unprocessable(_) => "unprocessable",
             Self::TooLarge(_) => "payload_too_large",

@@ -191,6 +191,7 @@ impl Server {
                 }
             }
         }
+        move_routes::sweep_imports(&config.conversations_path);
         state.registry.recover().await;
         let sweep_state = state.clone();
         let every = (config.idle_ttl / 4)

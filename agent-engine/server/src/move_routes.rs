@@ -19,10 +19,11 @@ use axum::Json;
 use axum::extract::{Multipart, Path as UrlPath, State};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use tandem_capsule::{LlmRef, MOVED_FILE, Manifest, WorkspaceRef};
+use tandem_capsule::{ARRIVING_FILE, LlmRef, MOVED_FILE, Manifest, WorkspaceRef};
 use tandem_checkpoint::RecordLog;
 use tandem_protocol::api::{
-    ExportConversationRequest, ImportConversationOptions, ImportedConversation, MovedTo,
+    ArrivalRequest, ExportConversationRequest, ImportConversationOptions, ImportedConversation,
+    MovedTo,
 };
 use tandem_protocol::{ExecutionStatus, LlmConfig};
 
@@ -40,22 +41,40 @@ pub fn moved_to(dir: &Path) -> Option<MovedTo> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// 409 with `moved_to` when conversation `id` (dashed) moved away.
+/// Where conversation `dir` is arriving from, when it is (imported as pending, its move not
+/// ended yet).
+fn arriving(dir: &Path) -> Option<Value> {
+    let bytes = std::fs::read(dir.join(ARRIVING_FILE)).ok()?;
+    Some(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+/// 409 when conversation `dir` moved away (with `moved_to`) or is still arriving: it does
+/// not run here.
+pub fn check_dir(dir: &Path) -> Result<()> {
+    if let Some(to) = moved_to(dir) {
+        return Err(ApiError::Moved(to));
+    }
+    if let Some(from) = arriving(dir) {
+        let from = from["from"].as_str().unwrap_or("another server").to_owned();
+        return Err(ApiError::Arriving(from));
+    }
+    Ok(())
+}
+
+/// 409 when conversation `id` (dashed) moved away or is arriving.
 fn check_not_moved(state: &AppState, id: &str) -> Result<()> {
     let dir = state
         .registry
         .store()
         .dir_for(id)
         .map_err(|_| ApiError::NotFound)?;
-    match moved_to(&dir) {
-        Some(to) => Err(ApiError::Moved(to)),
-        None => Ok(()),
-    }
+    check_dir(&dir)
 }
 
-/// Refuses whatever would change a conversation that moved away: every method but GET, HEAD,
-/// OPTIONS and DELETE on `/api/conversations/{id}/…`, and every socket of it but the events'
-/// (which stays readable; a message sent on it is refused there).
+/// Refuses whatever would change a conversation that moved away or is arriving: every method
+/// but GET, HEAD, OPTIONS and DELETE on `/api/conversations/{id}/…` (but the arrival that
+/// ends a move), and every socket of it but the events' (which stays readable; a message sent
+/// on it is refused there).
 pub async fn moved_guard(
     State(state): State<AppState>,
     request: axum::extract::Request,
@@ -68,7 +87,10 @@ pub async fn moved_guard(
         Method::GET | Method::HEAD | Method::OPTIONS | Method::DELETE
     );
     let target = if let Some(rest) = path.strip_prefix("/api/conversations/") {
-        writing.then(|| rest.split('/').next()).flatten()
+        let mut parts = rest.split('/');
+        let id = parts.next();
+        let arrival = parts.next() == Some("arrival") && parts.next().is_none();
+        (writing && !arrival).then_some(id).flatten()
     } else if let Some(rest) = path.strip_prefix("/sockets/") {
         let mut parts = rest.split('/');
         match (parts.next(), parts.next()) {
@@ -733,6 +755,21 @@ fn place(
     }
     let working_dir = working_dir_for(options, &opened.manifest, state)?;
     let made = !working_dir.exists();
+    if options.pending {
+        // Placed with its mark, in the same rename: it never runs here before its move ends.
+        let mark = serde_json::json!({
+            "from": opened.manifest.source_url,
+            "working_dir": working_dir.to_string_lossy(),
+            "made_working_dir": made,
+        });
+        tandem_fs::atomic_write(
+            &opened.conversation_dir.join(ARRIVING_FILE),
+            mark.to_string().as_bytes(),
+        )
+        .map_err(|e| {
+            ApiError::Internal(format!("cannot mark the conversation as arriving: {e}"))
+        })?;
+    }
     let placed = place_workspace(
         &opened,
         &working_dir,
@@ -806,6 +843,30 @@ fn place(
         manifest: opened.manifest,
         sums: opened.sums,
     })
+}
+
+/// Clears what imports cut off by a crash left in the conversations' root: their scratch
+/// folders go (nothing in them was placed), and an old record set aside to be replaced goes
+/// back in place when its replacement never arrived.
+pub fn sweep_imports(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let set_aside = name
+            .strip_prefix('.')
+            .and_then(|n| n.strip_suffix("-replaced"));
+        let outcome = match set_aside {
+            Some(hex) if !root.join(hex).exists() => std::fs::rename(entry.path(), root.join(hex)),
+            Some(_) => std::fs::remove_dir_all(entry.path()),
+            None if name.starts_with(".import-") => std::fs::remove_dir_all(entry.path()),
+            None => Ok(()),
+        };
+        if let Err(e) = outcome {
+            tracing::warn!(folder = %entry.path().display(), "cannot clear what an import left: {e}");
+        }
+    }
 }
 
 /// `POST /api/conversations/import`: multipart `capsule` (the file) and optional `options`
@@ -987,11 +1048,21 @@ pub async fn moved(
         }
         return Err(ApiError::Moved(to));
     }
+    check_dir(&dir)?;
     let live = state.registry.get(&id).await?;
     if live.running() {
         return Err(ApiError::Conflict(
             "the conversation is running here: it was not exported at a step boundary, or ran again since".into(),
         ));
+    }
+    if let Some(last) = &body.last_event_id {
+        let here = live.handle.view().events.last().map(|e| e.id().to_owned());
+        if here.as_deref() != Some(last.as_str()) {
+            return Err(ApiError::Conflict(format!(
+                "the conversation went on here since it was exported (its newest event is {}, the target has {last}): export it again",
+                here.as_deref().unwrap_or("none")
+            )));
+        }
     }
     let record = MovedTo {
         moved_at: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
@@ -1004,6 +1075,52 @@ pub async fn moved(
     state.registry.retire(&id).await?;
     tracing::info!(conversation = %id, to = %record.url, "the conversation moved away: it is a read-only record here");
     Ok(Json(record))
+}
+
+/// `POST /api/conversations/{id}/arrival`: ends a move toward this server. Accepted, the
+/// arriving conversation runs here from now on; rejected, the arriving copy is deleted with
+/// the workspace folder its import made. Repeating either is harmless.
+pub async fn arrival(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+    Json(body): Json<ArrivalRequest>,
+) -> Result<Response> {
+    let id = conversation_id(&id)?;
+    let dir = state
+        .registry
+        .store()
+        .dir_for(&id)
+        .map_err(|_| ApiError::NotFound)?;
+    let mark = arriving(&dir);
+    if body.accept {
+        if !dir.is_dir() {
+            return Err(ApiError::NotFound);
+        }
+        if mark.is_some() {
+            std::fs::remove_file(dir.join(ARRIVING_FILE))
+                .map_err(|e| ApiError::Internal(format!("cannot end the move: {e}")))?;
+            let _ = tandem_fs::sync_dir(&dir);
+            tracing::info!(conversation = %id, "the conversation arrived: it runs here now");
+        }
+        let info = state.registry.info(&id).await.ok_or(ApiError::NotFound)?;
+        return Ok(Json(info).into_response());
+    }
+    let Some(mark) = mark else {
+        if dir.is_dir() {
+            return Err(ApiError::Conflict(
+                "the conversation is not arriving: it runs here already, and is not deleted".into(),
+            ));
+        }
+        return Ok(axum::http::StatusCode::NO_CONTENT.into_response());
+    };
+    state.registry.delete(&id).await?;
+    if mark["made_working_dir"].as_bool() == Some(true)
+        && let Some(folder) = mark["working_dir"].as_str()
+    {
+        let _ = tokio::fs::remove_dir_all(folder).await;
+    }
+    tracing::info!(conversation = %id, "the move toward this server was abandoned: its copy is deleted");
+    Ok(axum::http::StatusCode::NO_CONTENT.into_response())
 }
 
 #[cfg(test)]

@@ -261,10 +261,12 @@ impl Registry {
             let Ok(dir) = self.store.dir_for(&meta.id) else {
                 continue;
             };
-            // A conversation that moved away is a record here: it never runs again.
+            // A conversation that moved away is a record here: it never runs again; one that
+            // is arriving runs once its move ends.
             let running = read_state(&dir)
                 .is_some_and(|s| s.execution_status == ExecutionStatus::Running)
-                && !dir.join(tandem_capsule::MOVED_FILE).exists();
+                && !dir.join(tandem_capsule::MOVED_FILE).exists()
+                && !dir.join(tandem_capsule::ARRIVING_FILE).exists();
             if running {
                 match self.get(&crate::info_id(&meta.id)).await {
                     Ok(_) => {

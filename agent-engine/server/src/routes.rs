@@ -10,8 +10,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
 use axum::routing::{self, MethodRouter};
 use tandem_protocol::api::{
-    CheckpointList, ExportConversationRequest, ForkConversationRequest, ImportedConversation,
-    MovedTo, NavigateConversationRequest, ReplayState, RewindRequest, RewindResponse,
+    ArrivalRequest, CheckpointList, ExportConversationRequest, ForkConversationRequest,
+    ImportedConversation, MovedTo, NavigateConversationRequest, ReplayState, RewindRequest,
+    RewindResponse,
 };
 use tandem_protocol::{
     ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse,
@@ -495,12 +496,17 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .creates()
             .body_limit(upload_limit)
             .tandem()
-            .doc("Multipart `capsule` (a capsule from POST /api/conversations/{id}/export) and optional `options` (JSON ImportConversationOptions {working_dir?, llm?, secrets?}) → 201 ImportedConversation: the conversation with the same id and every event, paused where it was; its workspace written into working_dir (default: a new folder under the server's workspace root named after the conversation) and checked against the source's tree. 422 naming the cause for a capsule that is damaged, truncated, of another format or a newer version, or whose LLM this server cannot run (no profile with a key for it and no llm given); 409 when the id exists here (unless it is the record this conversation left when it moved away) or working_dir holds other files; 413 over the upload limit."),
+            .doc("Multipart `capsule` (a capsule from POST /api/conversations/{id}/export) and optional `options` (JSON ImportConversationOptions {working_dir?, llm?, secrets?, pending?}) → 201 ImportedConversation: the conversation with the same id and every event, paused where it was; its workspace written into working_dir (default: a new folder under the server's workspace root named after the conversation) and checked against the source's tree. 422 naming the cause for a capsule that is damaged, truncated, of another format or a newer version, or whose LLM this server cannot run (no profile with a key for it and no llm given); 409 when the id exists here (unless it is the record this conversation left when it moved away) or working_dir holds other files; 413 over the upload limit."),
         Route::post("/api/conversations/{conversation_id}/moved", move_routes::moved)
             .body::<MovedTo>()
             .ok::<MovedTo>()
             .tandem()
-            .doc("Body MovedTo {url, conversation_id}: the conversation continues there (after its import succeeded); here it becomes a read-only record — reads still answer, every write and every socket but the events' answers 409 {detail, code: moved, moved_to}. Repeating it is harmless; 409 while it runs."),
+            .doc("Body MovedTo {url, conversation_id, last_event_id?}: the conversation continues there (after its import succeeded); here it becomes a read-only record — reads still answer, every write and every socket but the events' answers 409 {detail, code: moved, moved_to}. Repeating it is harmless; 409 while it runs, or when its newest event here is not last_event_id (it went on since the export)."),
+        Route::post("/api/conversations/{conversation_id}/arrival", move_routes::arrival)
+            .body::<ArrivalRequest>()
+            .ok::<ConversationInfo>()
+            .tandem()
+            .doc("Body ArrivalRequest {accept}: ends a move toward this server of a conversation imported with options.pending (until then it is read-only here: writes answer 409 {code: arriving}). accept: it runs here from now on (call it once the source is fenced) → ConversationInfo; reject: the arriving copy and the workspace folder its import made are deleted → 204 (409 when it is not arriving). Repeating either is harmless."),
         Route::post("/api/conversations/{conversation_id}/navigate", checkpoint_routes::navigate)
             .body::<NavigateConversationRequest>()
             .ok::<ConversationInfo>()

@@ -436,3 +436,111 @@ async fn the_browser_moves_with_its_login_its_storage_and_its_tabs() {
         "and the origin's storage: {account}"
     );
 }
+
+/// Imported as arriving, the conversation does not run on the target until its arrival is
+/// accepted; rejected, it is gone with the folder its import made. The source's fence is
+/// refused when the source went on since the export.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_arriving_copy_runs_only_once_its_move_ends() {
+    let a = TestServer::start().await;
+    let b = TestServer::start().await;
+    let llm = harness::llm(vec![
+        Step::tool_call("terminal", json!({"command": "printf one > one.txt"})),
+        Step::tool_call("finish", json!({"message": "one"})),
+        Step::tool_call("terminal", json!({"command": "printf two > two.txt"})),
+        Step::tool_call("finish", json!({"message": "two"})),
+    ]);
+    let id = a.create(&llm, json!({})).await;
+    a.message(&id, "first", true).await;
+    a.wait_status(&id, &["finished"]).await;
+    let (status, capsule) = export(&a, &id, json!({})).await;
+    assert_eq!(status, 200);
+
+    // Arriving: read-only on the target.
+    let (status, imported) = import(&b, capsule.clone(), json!({"pending": true})).await;
+    assert_eq!(status, 201, "{imported}");
+    let folder = std::path::PathBuf::from(imported["working_dir"].as_str().unwrap());
+    assert!(folder.join("one.txt").is_file());
+    let (status, refused) = b
+        .post(
+            &format!("/api/conversations/{id}/events"),
+            json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "run": true}),
+        )
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["code"], "arriving", "{refused}");
+    let (status, _) = b.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(status, 200, "it reads");
+
+    // Rejected: gone, with its folder; rejecting again is harmless.
+    let reject = json!({"accept": false});
+    let (status, _) = b
+        .post(&format!("/api/conversations/{id}/arrival"), reject.clone())
+        .await;
+    assert_eq!(status, 204);
+    let (status, _) = b.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(status, 404);
+    assert!(!folder.exists(), "the folder its import made is gone");
+    let (status, _) = b
+        .post(&format!("/api/conversations/{id}/arrival"), reject)
+        .await;
+    assert_eq!(status, 204);
+
+    // The source went on after the export: its fence is refused, nothing is left behind.
+    let (status, imported) = import(&b, capsule, json!({"pending": true})).await;
+    assert_eq!(status, 201, "{imported}");
+    a.message(&id, "second", true).await;
+    a.wait_status(&id, &["finished"]).await;
+    let fence = json!({"url": b.url(""), "conversation_id": id, "last_event_id": imported["last_event_id"]});
+    let (status, refused) = a
+        .post(&format!("/api/conversations/{id}/moved"), fence)
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused["detail"].as_str().unwrap().contains("went on here"),
+        "{refused}"
+    );
+    assert!(a.workspace.join("two.txt").is_file());
+
+    // Exported again, fenced, accepted: it runs on the target.
+    let (status, _) = b
+        .post(
+            &format!("/api/conversations/{id}/arrival"),
+            json!({"accept": false}),
+        )
+        .await;
+    assert_eq!(status, 204);
+    let (_, capsule) = export(&a, &id, json!({})).await;
+    let (status, imported) = import(&b, capsule, json!({"pending": true})).await;
+    assert_eq!(status, 201, "{imported}");
+    let fence = json!({"url": b.url(""), "conversation_id": id, "last_event_id": imported["last_event_id"]});
+    let (status, body) = a
+        .post(&format!("/api/conversations/{id}/moved"), fence)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, info) = b
+        .post(
+            &format!("/api/conversations/{id}/arrival"),
+            json!({"accept": true}),
+        )
+        .await;
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["id"], id);
+    let (status, body) = b
+        .post(
+            &format!("/api/conversations/{id}/arrival"),
+            json!({"accept": false}),
+        )
+        .await;
+    assert_eq!(
+        status, 409,
+        "an arrived conversation is not deleted: {body}"
+    );
+    let (status, _) = b
+        .post(
+            &format!("/api/conversations/{id}/events"),
+            json!({"role": "user", "content": [{"type": "text", "text": "go on"}], "run": false}),
+        )
+        .await;
+    assert_eq!(status, 200);
+}

@@ -266,6 +266,10 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
     markMoved(id: string, to: MovedTo): Promise<MovedTo> {
       return raw("mark moved", "POST", `/api/conversations/${enc(id)}/moved`, to);
     },
+    /** Tandem: ends a move toward this server: accepted, the arriving conversation runs here; rejected, its copy is deleted. */
+    async arrival(id: string, accept: boolean): Promise<void> {
+      await raw("arrival", "POST", `/api/conversations/${enc(id)}/arrival`, { accept });
+    },
     /** Tandem: a recorded browser frame (a JPEG), by the `frame_id` a ReplayState names. */
     async replayFrame(id: string, frameId: string): Promise<Blob> {
       const res = await safeFetch(new Request(`${baseUrl}/api/conversations/${enc(id)}/replay/frames/${enc(frameId)}`, { headers }));

@@ -254,6 +254,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/arrival": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Body ArrivalRequest {accept}: ends a move toward this server of a conversation imported with options.pending (until then it is read-only here: writes answer 409 {code: arriving}). accept: it runs here from now on (call it once the source is fenced) → ConversationInfo
+         * @description Body ArrivalRequest {accept}: ends a move toward this server of a conversation imported with options.pending (until then it is read-only here: writes answer 409 {code: arriving}). accept: it runs here from now on (call it once the source is fenced) → ConversationInfo; reject: the arriving copy and the workspace folder its import made are deleted → 204 (409 when it is not arriving). Repeating either is harmless. (Tandem addition.)
+         */
+        post: operations["post_api_conversations__conversation_id__arrival"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/ask_agent": {
         parameters: {
             query?: never;
@@ -768,8 +788,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Body MovedTo {url, conversation_id}: the conversation continues there (after its import succeeded)
-         * @description Body MovedTo {url, conversation_id}: the conversation continues there (after its import succeeded); here it becomes a read-only record — reads still answer, every write and every socket but the events' answers 409 {detail, code: moved, moved_to}. Repeating it is harmless; 409 while it runs. (Tandem addition.)
+         * Body MovedTo {url, conversation_id, last_event_id?}: the conversation continues there (after its import succeeded)
+         * @description Body MovedTo {url, conversation_id, last_event_id?}: the conversation continues there (after its import succeeded); here it becomes a read-only record — reads still answer, every write and every socket but the events' answers 409 {detail, code: moved, moved_to}. Repeating it is harmless; 409 while it runs, or when its newest event here is not last_event_id (it went on since the export). (Tandem addition.)
          */
         post: operations["post_api_conversations__conversation_id__moved"];
         delete?: never;
@@ -1072,8 +1092,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Multipart `capsule` (a capsule from POST /api/conversations/{id}/export) and optional `options` (JSON ImportConversationOptions {working_dir?, llm?, secrets?}) → 201 ImportedConversation: the conversation with the same id and every event, paused where it was
-         * @description Multipart `capsule` (a capsule from POST /api/conversations/{id}/export) and optional `options` (JSON ImportConversationOptions {working_dir?, llm?, secrets?}) → 201 ImportedConversation: the conversation with the same id and every event, paused where it was; its workspace written into working_dir (default: a new folder under the server's workspace root named after the conversation) and checked against the source's tree. 422 naming the cause for a capsule that is damaged, truncated, of another format or a newer version, or whose LLM this server cannot run (no profile with a key for it and no llm given); 409 when the id exists here (unless it is the record this conversation left when it moved away) or working_dir holds other files; 413 over the upload limit. (Tandem addition.)
+         * Multipart `capsule` (a capsule from POST /api/conversations/{id}/export) and optional `options` (JSON ImportConversationOptions {working_dir?, llm?, secrets?, pending?}) → 201 ImportedConversation: the conversation with the same id and every event, paused where it was
+         * @description Multipart `capsule` (a capsule from POST /api/conversations/{id}/export) and optional `options` (JSON ImportConversationOptions {working_dir?, llm?, secrets?, pending?}) → 201 ImportedConversation: the conversation with the same id and every event, paused where it was; its workspace written into working_dir (default: a new folder under the server's workspace root named after the conversation) and checked against the source's tree. 422 naming the cause for a capsule that is damaged, truncated, of another format or a newer version, or whose LLM this server cannot run (no profile with a key for it and no llm given); 409 when the id exists here (unless it is the record this conversation left when it moved away) or working_dir holds other files; 413 over the upload limit. (Tandem addition.)
          */
         post: operations["post_api_conversations_import"];
         delete?: never;
@@ -1678,6 +1698,14 @@ export interface components {
             security_risk: components["schemas"]["SecurityRisk"];
             /** @description Always true (failures are HTTP errors). */
             success: boolean;
+        };
+        /** @description `POST /api/conversations/{id}/arrival`: the end of a move toward this server. */
+        ArrivalRequest: {
+            /**
+             * @description `true`: the source is fenced, the conversation runs here from now on. `false`: the move
+             *     was abandoned, the arriving copy (and the workspace folder its import made) is deleted.
+             */
+            accept: boolean;
         };
         /** @description `POST .../ask_agent`. */
         AskAgentRequest: {
@@ -3111,6 +3139,11 @@ export interface components {
         MovedTo: {
             /** @description Its id there. */
             conversation_id: string;
+            /**
+             * @description The newest event the target has (the capsule's): the fence is refused when the
+             *     conversation has gone on here since it was exported, so no event is left behind.
+             */
+            last_event_id?: string | null;
             /** @description When it moved (ISO 8601; set by the server). */
             moved_at?: string | null;
             /** @description The server it continues on. */
@@ -4733,6 +4766,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    post_api_conversations__conversation_id__arrival: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArrivalRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationInfo"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
         };

@@ -18,6 +18,8 @@ export type MovedTo = Schemas["MovedTo"];
 export interface ImportConversationOptions {
   working_dir?: string | null;
   secrets?: Record<string, string>;
+  /** Arriving: read-only on the target until `arrival` accepts it (after the source is fenced). */
+  pending?: boolean;
 }
 export type CheckpointList = Schemas["CheckpointList"];
 export type ReplayBrowser = Schemas["ReplayBrowser"];

@@ -45,6 +45,20 @@ pub struct ImportConversationOptions {
     /// Values of the conversation's secrets, by name (the capsule names them only).
     #[serde(default)]
     pub secrets: BTreeMap<String, String>,
+    /// Import it as arriving: read-only here (writes answer 409) until
+    /// `POST /api/conversations/{id}/arrival` accepts it once the source is fenced, or rejects
+    /// it when the move is abandoned. A move that is cut off at any point then leaves exactly
+    /// one side able to run the conversation. Without it the conversation runs here at once.
+    #[serde(default)]
+    pub pending: bool,
+}
+
+/// `POST /api/conversations/{id}/arrival`: the end of a move toward this server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ArrivalRequest {
+    /// `true`: the source is fenced, the conversation runs here from now on. `false`: the move
+    /// was abandoned, the arriving copy (and the workspace folder its import made) is deleted.
+    pub accept: bool,
 }
 
 /// `POST /api/conversations/import`'s answer.
@@ -75,4 +89,8 @@ pub struct MovedTo {
     /// When it moved (ISO 8601; set by the server).
     #[serde(default)]
     pub moved_at: Option<String>,
+    /// The newest event the target has (the capsule's): the fence is refused when the
+    /// conversation has gone on here since it was exported, so no event is left behind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_event_id: Option<String>,
 }

@@ -164,9 +164,7 @@ async fn begin(
     let (live, made) = match target {
         Target::Existing(id) => {
             let live = state.registry.get(&id).await?;
-            if let Some(to) = crate::move_routes::moved_to(live.handle.dir()) {
-                return Err(crate::error::ApiError::Moved(to).into());
-            }
+            crate::move_routes::check_dir(live.handle.dir())?;
             (live, false)
         }
         Target::New(id) => {

@@ -9,8 +9,8 @@ import { moveConversation } from "./move";
 
 const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
-/** Two servers' move routes: the source exports and is fenced, the target imports (or refuses with `refuse`). */
-function servers(o: { refuse?: string } = {}) {
+/** Two servers' move routes: the source exports and is fenced (or refuses with `keep`), the target imports (or refuses with `refuse`) and takes the arrival. */
+function servers(o: { refuse?: string; keep?: string } = {}) {
   const calls: string[] = [];
   let importOptions: unknown = null;
   let fence: unknown = null;
@@ -19,6 +19,7 @@ function servers(o: { refuse?: string } = {}) {
     calls.push(`source ${req.method} ${path}`);
     if (path === "/api/conversations/c1/export") return new Response("capsule-bytes", { status: 200 });
     if (path === "/api/conversations/c1/moved") {
+      if (o.keep) return json({ detail: o.keep, code: "conflict" }, 409);
       fence = await req.json();
       return json(fence);
     }
@@ -35,6 +36,9 @@ function servers(o: { refuse?: string } = {}) {
       if (o.refuse) throw new ApiError("invalid", o.refuse, 422, o.refuse);
       return { conversation: { id: "c1" }, working_dir: "/t/ws", events: 12, last_event_id: "e12", workspace_tree: "t", execution_status: "paused" } as unknown as ImportedConversation;
     },
+    async arrival(id: string, accept: boolean) {
+      calls.push(`target arrival ${id} ${accept ? "accept" : "reject"}`);
+    },
   };
   return {
     source: createApi({ baseUrl: "http://a", key: "ka" }, source),
@@ -48,15 +52,28 @@ function servers(o: { refuse?: string } = {}) {
 const backendB: Backend = { id: "b", name: "Big machine", kind: "remote", baseUrl: "http://b", key: "kb" };
 
 describe("moving a conversation", () => {
-  it("exports, imports, then fences the source, in that order", async () => {
+  it("exports, imports as arriving, fences the source, then accepts the arrival, in that order", async () => {
     const s = servers();
     const steps: string[] = [];
     const imported = await moveConversation({ source: s.source, target: s.target, conversationId: "c1", force: true, workingDir: " /t/ws ", onStep: (x) => steps.push(x) });
     expect(imported.events).toBe(12);
-    expect(steps).toEqual(["export", "import", "fence"]);
-    expect(s.calls).toEqual(["source POST /api/conversations/c1/export", "target POST /api/conversations/import", "source POST /api/conversations/c1/moved"]);
-    expect(s.importOptions()).toEqual({ working_dir: "/t/ws" });
-    expect(s.fence()).toEqual({ url: "http://b", conversation_id: "c1" });
+    expect(steps).toEqual(["export", "import", "fence", "arrival"]);
+    expect(s.calls).toEqual([
+      "source POST /api/conversations/c1/export",
+      "target POST /api/conversations/import",
+      "source POST /api/conversations/c1/moved",
+      "target arrival c1 accept",
+    ]);
+    expect(s.importOptions()).toEqual({ working_dir: "/t/ws", pending: true });
+    expect(s.fence()).toEqual({ url: "http://b", conversation_id: "c1", last_event_id: "e12" });
+  });
+
+  it("abandons the target's copy when the source does not let go", async () => {
+    const s = servers({ keep: "the conversation went on here since it was exported" });
+    await expect(moveConversation({ source: s.source, target: s.target, conversationId: "c1", force: false })).rejects.toThrow(
+      /did not let the conversation go: the conversation went on here.*It stays where it is/,
+    );
+    expect(s.calls.at(-1)).toBe("target arrival c1 reject");
   });
 
   it("names the step and the target's reason, and never fences the source when the import fails", async () => {

@@ -11,7 +11,7 @@ export interface MoveDialogProps {
   source: Pick<Api, "exportCapsule" | "markMoved">;
   conversationId: string;
   /** The backends it can move to, with each one's API. */
-  targets: readonly { backend: Backend; api: Pick<Api, "importCapsule" | "baseUrl"> }[];
+  targets: readonly { backend: Backend; api: Pick<Api, "importCapsule" | "arrival" | "baseUrl"> }[];
   onClose(): void;
   onMoved(target: Backend, imported: ImportedConversation): void;
 }
@@ -20,6 +20,7 @@ const STEP_TEXT: Record<MoveStep, string> = {
   export: "Exporting…",
   import: "Importing on the target…",
   fence: "Marking this copy as moved…",
+  arrival: "Starting it on the target…",
 };
 
 export function MoveDialog({ source, conversationId, targets, onClose, onMoved }: MoveDialogProps) {

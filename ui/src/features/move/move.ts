@@ -1,16 +1,18 @@
 // Moving a conversation to another backend, as `tandem move` does: its capsule exported from
-// the source, imported on the target (same id, every event, its workspace in a new folder),
-// then the source marked as moved. Until the last step the source is untouched; a failure
-// names the step and the server's reason.
+// the source; imported on the target as arriving (same id, every event, its workspace in a new
+// folder, read-only there); the source marked as moved (the point where it changes hands);
+// then the arrival accepted on the target. A failure before the source is marked abandons the
+// target's copy and leaves the conversation where it was; a failure names the step and the
+// server's reason.
 import type { Api } from "../../api/client";
 import { ApiError, messageOf } from "../../api/errors";
 import type { ImportedConversation } from "../../api/tandemTypes";
 
-export type MoveStep = "export" | "import" | "fence";
+export type MoveStep = "export" | "import" | "fence" | "arrival";
 
 export interface MoveRequest {
   source: Pick<Api, "exportCapsule" | "markMoved">;
-  target: Pick<Api, "importCapsule" | "baseUrl">;
+  target: Pick<Api, "importCapsule" | "arrival" | "baseUrl">;
   conversationId: string;
   /** Pause a running conversation and reject pending approvals instead of refusing. */
   force: boolean;
@@ -37,7 +39,9 @@ export function moveErrorText(step: MoveStep, reason: string): string {
     case "import":
       return `The target refused the conversation: ${reason}. It stays where it is.`;
     case "fence":
-      return `The conversation is on the target now, but this server could not be told (${reason}): do not run it here.`;
+      return `This server did not let the conversation go: ${reason}. It stays where it is.`;
+    case "arrival":
+      return `This server let the conversation go, but the target did not start it (${reason}): move it again to finish.`;
   }
 }
 
@@ -54,9 +58,19 @@ export async function moveConversation(r: MoveRequest): Promise<ImportedConversa
       throw new MoveError(name, reasonOf(e));
     }
   };
+  const abandon = () => r.target.arrival(r.conversationId, false).catch(() => undefined);
   const capsule = await step("export", () => r.source.exportCapsule(r.conversationId, { force: r.force }));
   const workingDir = r.workingDir?.trim();
-  const imported = await step("import", () => r.target.importCapsule(capsule, workingDir ? { working_dir: workingDir } : {}));
-  await step("fence", () => r.source.markMoved(r.conversationId, { url: r.target.baseUrl, conversation_id: imported.conversation.id }));
+  const options = workingDir ? { working_dir: workingDir, pending: true } : { pending: true };
+  const imported = await step("import", () => r.target.importCapsule(capsule, options));
+  try {
+    await step("fence", () =>
+      r.source.markMoved(r.conversationId, { url: r.target.baseUrl, conversation_id: imported.conversation.id, last_event_id: imported.last_event_id }),
+    );
+  } catch (e) {
+    await abandon();
+    throw e;
+  }
+  await step("arrival", () => r.target.arrival(imported.conversation.id, true));
   return imported;
 }
