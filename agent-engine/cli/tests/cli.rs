@@ -1206,3 +1206,6 @@ async fn a_local_conversation_moves_to_a_server_and_a_record_stays_behind() {
     assert_ne!(out.status.code(), Some(0));
     assert!(text(&out).1.contains("moved to"), "{:?}", text(&out));
 }
+
+#[path = "cli/move_crash.rs"]
+mod move_crash;

@@ -564,8 +564,9 @@ fn resolve_llm(
     {
         return Ok(None);
     }
-    let keyed =
-        crate::registry::fallback_key(&llm.model, llm.base_url.as_deref(), &profiles).is_some();
+    // A profile of this server for the model (the demo's needs no key), or a key for it.
+    let keyed = profiles.values().any(|p| p.model == llm.model)
+        || crate::registry::fallback_key(&llm.model, llm.base_url.as_deref(), &profiles).is_some();
     let loopback = llm.base_url.as_deref().is_some_and(|u| {
         u.starts_with("http://127.")
             || u.starts_with("http://localhost")
