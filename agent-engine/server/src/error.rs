@@ -36,6 +36,9 @@ pub enum ApiError {
     /// The conversation moved to another server: this one keeps a read-only record.
     #[error("this conversation moved to {} (conversation {}): it is a read-only record here", .0.url, .0.conversation_id)]
     Moved(tandem_protocol::api::MovedTo),
+    /// This server's disk is full.
+    #[error("{0}")]
+    NoSpace(String),
     /// The conversation is arriving from another server and runs here once that move ends.
     #[error(
         "this conversation is arriving from {0}: it runs here once its source has let it go (POST /api/conversations/{{id}}/arrival)"
@@ -89,6 +92,7 @@ impl ApiError {
             }
             Self::Validation(_) | Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::NoSpace(_) => StatusCode::INSUFFICIENT_STORAGE,
             Self::TooManyRuns(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Upstream(_) => StatusCode::BAD_GATEWAY,
@@ -110,6 +114,7 @@ impl ApiError {
             Self::Validation(_) => "validation_error",
             Self::Unprocessable(_) => "unprocessable",
             Self::TooLarge(_) => "payload_too_large",
+            Self::NoSpace(_) => "no_space",
             Self::TooManyRuns(_) => "too_many_runs",
             Self::BadRequest(_) => "bad_request",
             Self::Upstream(_) => "upstream_error",

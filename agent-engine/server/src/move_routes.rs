@@ -872,7 +872,26 @@ pub fn sweep_imports(root: &Path) {
 
 /// `POST /api/conversations/import`: multipart `capsule` (the file) and optional `options`
 /// (JSON [`ImportConversationOptions`]).
-pub async fn import(State(state): State<AppState>, mut multipart: Multipart) -> Result<Response> {
+pub async fn import(State(state): State<AppState>, multipart: Multipart) -> Result<Response> {
+    import_capsule(state, multipart).await.map_err(disk_full)
+}
+
+/// `e`, as 507 when it comes from a full disk (the capsule, the workspace or the
+/// conversation could not be written), its text kept.
+fn disk_full(e: ApiError) -> ApiError {
+    match e {
+        ApiError::Internal(m) | ApiError::Conflict(m)
+            if m.contains("No space left on device") || m.contains("os error 28") =>
+        {
+            ApiError::NoSpace(format!(
+                "this server's disk is full; nothing of the conversation was kept here: {m}"
+            ))
+        }
+        other => other,
+    }
+}
+
+async fn import_capsule(state: AppState, mut multipart: Multipart) -> Result<Response> {
     // The scratch folder is inside the conversations' root, so placing is a rename.
     let root = state.config.conversations_path.clone();
     tokio::fs::create_dir_all(&root)

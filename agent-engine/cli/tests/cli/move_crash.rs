@@ -19,14 +19,22 @@ struct Server {
     home: PathBuf,
     child: Option<std::process::Child>,
     port: u16,
+    disk: Option<String>,
 }
 
 impl Server {
     fn start(home: &Path) -> Self {
+        Self::start_with(home, None)
+    }
+
+    /// Started with its home on a tmpfs of `disk` (e.g. "6m") of its own mount namespace,
+    /// when given: a disk that fills up.
+    fn start_with(home: &Path, disk: Option<&str>) -> Self {
         let mut s = Self {
             home: home.to_path_buf(),
             child: None,
             port: 0,
+            disk: disk.map(str::to_owned),
         };
         s.restart();
         s
@@ -46,7 +54,29 @@ impl Server {
         let port = self.port.to_string();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            let mut command = match &self.disk {
+                None => Command::new(env!("CARGO_BIN_EXE_tandem")),
+                Some(size) => {
+                    let mut c = Command::new("unshare");
+                    c.args(["--mount", "--propagation", "private", "sh", "-c"])
+                        .arg(r#"mount -t tmpfs -o size="$1" tmpfs "$2" && shift 2 && exec "$@""#)
+                        .arg("sh")
+                        .arg(size)
+                        .arg(&self.home)
+                        .arg(env!("CARGO_BIN_EXE_tandem"));
+                    c
+                }
+            };
+            let log_file = if self.disk.is_some() {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.home.with_extension("log"))
+                    .unwrap()
+            } else {
+                log.try_clone().unwrap()
+            };
+            let mut child = command
                 .args(["serve", "--host", "127.0.0.1", "--port", &port])
                 .args(["--session-key", KEY, "--llm", "demo"])
                 .env("TANDEM_HOME", &self.home)
@@ -57,7 +87,7 @@ impl Server {
                 .env_remove("LLM_API_KEY")
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
-                .stderr(log.try_clone().unwrap())
+                .stderr(log_file)
                 .spawn()
                 .unwrap();
             let (tx, rx) = std::sync::mpsc::channel();
@@ -330,4 +360,98 @@ async fn a_move_killed_at_any_step_leaves_exactly_one_owner_and_every_event() {
         leaked.is_empty(),
         "the secret canary is on the target: {leaked:?}"
     );
+}
+
+/// A target whose disk is full refuses the conversation with that cause; the source keeps it
+/// and runs it, and the target keeps nothing of it (a smaller one moves there afterwards).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_with_a_full_disk_refuses_and_the_source_keeps_the_conversation() {
+    let (home_a, cli_home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cramped = tempfile::tempdir().unwrap();
+    let home_b = cramped.path().join("home");
+    std::fs::create_dir_all(&home_b).unwrap();
+    let a = Server::start(home_a.path());
+    let b = Server::start_with(&home_b, Some("6m"));
+    let http = reqwest::Client::new();
+    let (_, info) = call(
+        &http,
+        reqwest::Method::GET,
+        format!("{}/server_info", a.base()),
+        None,
+    )
+    .await;
+    let model = info["llm_model"].as_str().unwrap().to_owned();
+    let create = async |name: &str, bytes: usize| -> String {
+        let ws = home_a.path().join(name);
+        std::fs::create_dir_all(&ws).unwrap();
+        // Incompressible: random bytes.
+        let mut data = vec![0u8; bytes];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for b in &mut data {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        std::fs::write(ws.join("data.bin"), data).unwrap();
+        let body = json!({
+            "agent": {"kind": "Agent", "llm": {"model": model, "usage_id": "agent"}, "tools": [{"name": "terminal", "params": {}}]},
+            "workspace": {"kind": "LocalWorkspace", "working_dir": ws.to_str().unwrap()},
+            "initial_message": {"role": "user", "content": [{"type": "text", "text": name}], "run": false},
+        });
+        let (status, created) = call(
+            &http,
+            reqwest::Method::POST,
+            format!("{}/api/conversations", a.base()),
+            Some(body),
+        )
+        .await;
+        assert!(status < 300, "{created}");
+        created["id"].as_str().unwrap().to_owned()
+    };
+    let mover = |id: &str| {
+        Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(["move", id, "--server", &a.base(), "--session-key", KEY])
+            .args(["--to", &b.base(), "--to-key", KEY])
+            .env("TANDEM_HOME", cli_home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+
+    let big = create("big", 12 << 20).await;
+    let before = event_ids(&http, &a.base(), &big).await;
+    let out = mover(&big);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("disk is full"),
+        "the cause is named: {stderr}"
+    );
+    assert!(
+        owns(&http, &a.base(), &big).await.0,
+        "the source still runs it: {stderr}"
+    );
+    assert_eq!(
+        &event_ids(&http, &a.base(), &big).await[..before.len()],
+        &before[..]
+    );
+    let (status, _) = call(
+        &http,
+        reqwest::Method::GET,
+        format!("{}/api/conversations/{big}", b.base()),
+        None,
+    )
+    .await;
+    assert_eq!(status, 404, "nothing of it on the target");
+
+    // The target kept nothing of it: a small conversation fits.
+    let small = create("small", 64 << 10).await;
+    let out = mover(&small);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(owns(&http, &b.base(), &small).await.0);
 }
