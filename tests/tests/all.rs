@@ -8,6 +8,7 @@ mod compat_upstream;
 mod embedded_ui;
 mod hostile_agent;
 mod mcp;
+mod move_chain;
 mod orphans;
 mod remote_cli;
 mod rewind_crash;

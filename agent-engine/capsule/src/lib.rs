@@ -215,7 +215,9 @@ fn wanted(rel: &Path, replay: bool) -> bool {
         })
         .unwrap_or_default();
     match first {
-        "browser-profile" | "bash_events" | MOVED_FILE | ARRIVING_FILE => false,
+        "browser-profile" | "bash_events" | MOVED_FILE | ARRIVING_FILE | "tandem_shell.json" => {
+            false
+        }
         "replay" => replay,
         "" => false,
         _ => true,

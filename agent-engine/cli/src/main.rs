@@ -512,6 +512,8 @@ async fn runtime_for(
     let mut env = tandem_sdk::ToolEnv::new(workspace);
     env.conversation_id = id.to_owned();
     env.conversation_dir = Some(store.dir_for(id)?);
+    // A shell brought from another backend starts where it was.
+    terminal.resume_from(store.dir_for(id)?.join(tandem_tools::terminal::RESUME_FILE));
     env.llm = Some(Arc::clone(&llm));
     let env = env.with(subagents::local(store, &llm));
     let mcp_warnings = tandem_mcp::McpWarnings(Arc::new(|w: &str| eprintln!("warning: {w}")));

@@ -24,7 +24,9 @@ use crate::settings::SettingsFile;
 pub struct MoveArgs {
     /// The conversation's id.
     pub id: String,
-    /// Where it goes: `local` (this machine's TANDEM_HOME) or an agent server's URL.
+    /// Where it goes: `local` (this machine's TANDEM_HOME), `sandbox` (a Docker sandbox
+    /// started for it, its workspace the folder --working-dir names or a new one under
+    /// $TANDEM_HOME/workspaces), or an agent server's URL.
     #[arg(long)]
     pub to: String,
     /// The target server's session key (env TANDEM_TO_SESSION_KEY).
@@ -44,6 +46,9 @@ pub struct MoveArgs {
     /// The source (default: this machine's TANDEM_HOME).
     #[command(flatten)]
     pub source: RemoteFlags,
+    /// The sandbox's limits and environment, with `--to sandbox`.
+    #[command(flatten)]
+    pub sandbox: crate::sandbox::Limits,
 }
 
 /// A server taking part in the move: a remote one, or this machine's home served in-process
@@ -109,9 +114,7 @@ pub async fn run(args: MoveArgs, home: &Path, settings: &SettingsFile) -> Result
     let id = args.id.trim().to_owned();
     let to_local = args.to == "local";
     if args.to == "sandbox" {
-        bail!(
-            "--to sandbox: start one with `tandem sandbox start` and move to the URL it prints (with --to-key and its key)"
-        );
+        return to_sandbox(&args, &id, home, settings).await;
     }
     if to_local && args.source.server.is_none() {
         bail!(
@@ -134,10 +137,99 @@ pub async fn run(args: MoveArgs, home: &Path, settings: &SettingsFile) -> Result
     } else {
         target.url().to_owned()
     };
-    let moved = do_move(&args, &id, &source, &target, &target_name).await;
+    let moved = do_move(
+        &args,
+        &id,
+        &source,
+        &target,
+        &target_name,
+        args.working_dir.as_deref(),
+    )
+    .await;
     source.close().await;
     target.close().await;
     moved
+}
+
+/// `--to sandbox`: a Docker sandbox started for the conversation, its workspace a host folder
+/// (new and empty) mounted at /workspace, where the conversation's files are written. The
+/// sandbox outlives the command (`tandem sandbox stop` removes it); a failed move removes it
+/// and the folder it made.
+async fn to_sandbox(args: &MoveArgs, id: &str, home: &Path, settings: &SettingsFile) -> Result<u8> {
+    let source = match &args.source.server {
+        Some(url) => Side::remote(url, args.source.session_key.clone())?,
+        None => Side::local(home, settings).await?,
+    };
+    let info: Value = match source
+        .client
+        .get_json(&format!("/api/conversations/{id}"), &[])
+        .await
+    {
+        Ok(info) => info,
+        Err(e) => {
+            source.close().await;
+            return Err(anyhow::Error::new(e).context(format!("conversation {id}")));
+        }
+    };
+    let folder = match &args.working_dir {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => home
+            .join("workspaces")
+            .join(tandem_server::folder_name(info["title"].as_str(), id)),
+    };
+    let made = !folder.exists();
+    let outcome = async {
+        if !made && std::fs::read_dir(&folder)?.next().is_some() {
+            bail!(
+                "{} is not empty: the sandbox's workspace must be a new or empty folder",
+                folder.display()
+            );
+        }
+        std::fs::create_dir_all(&folder)
+            .with_context(|| format!("cannot make {}", folder.display()))?;
+        let image = std::env::var(crate::sandbox::IMAGE_ENV)
+            .unwrap_or_else(|_| tandem_sandbox::IMAGE.to_owned());
+        let mut spec = args.sandbox.spec(folder.clone(), image, None)?;
+        spec.owned_by_this_process = false;
+        let sandboxes = crate::sandbox::sandboxes_of("docker").await?;
+        let Some(started) = crate::sandbox::start_unless_interrupted(&sandboxes, &spec).await
+        else {
+            bail!("interrupted");
+        };
+        let running = started?;
+        let sandbox = running.detach();
+        let target = Side::remote(&sandbox.url, Some(sandbox.session_key.clone()))?;
+        let moved = do_move(
+            args,
+            id,
+            &source,
+            &target,
+            &sandbox.url,
+            Some(&sandbox.workspace),
+        )
+        .await;
+        if let Err(e) = moved {
+            if let Err(stop) = sandboxes.stop(&sandbox.id).await {
+                eprintln!("! the sandbox {} was not removed: {stop}", sandbox.id);
+            }
+            return Err(e);
+        }
+        println!("{}", serde_json::to_string(&sandbox)?);
+        eprintln!(
+            "· the sandbox {} runs it at {} (workspace {}); `tandem sandbox stop {}` removes it",
+            sandbox.id,
+            sandbox.url,
+            folder.display(),
+            sandbox.id
+        );
+        Ok(0)
+    }
+    .await;
+    source.close().await;
+    if outcome.is_err() && made {
+        let _ = std::fs::remove_dir_all(&folder);
+    }
+    outcome
 }
 
 /// How long a step of the move that must not be left half-done (the fence, the arrival, the
@@ -186,6 +278,7 @@ async fn do_move(
     source: &Side,
     target: &Side,
     target_name: &str,
+    working_dir: Option<&str>,
 ) -> Result<u8> {
     let started = Instant::now();
     let info: Value = source
@@ -253,7 +346,7 @@ async fn do_move(
 
     // 2. Import on the target, as arriving: it does not run there before step 4.
     eprintln!("· phase import");
-    let options = json!({ "working_dir": args.working_dir, "pending": true });
+    let options = json!({ "working_dir": working_dir, "pending": true });
     let form = reqwest::multipart::Form::new()
         .part(
             "capsule",

@@ -97,14 +97,19 @@ pub struct Limits {
 
 /// The variable naming another sandbox image to start (a tag of one's own while trying a change
 /// of the image); `tandem sandbox start --image` wins over it.
-const IMAGE_ENV: &str = "TANDEM_SANDBOX_IMAGE";
+pub(crate) const IMAGE_ENV: &str = "TANDEM_SANDBOX_IMAGE";
 
 /// The LLM settings a sandbox gets from this environment besides [`tandem_sandbox::FORWARDED_ENV`]: the
 /// default profile of its server.
 const LLM_ENV: [&str; 3] = ["LLM_MODEL", "LLM_BASE_URL", "LLM_API_KEY"];
 
 impl Limits {
-    fn spec(&self, workspace: PathBuf, image: String, port: Option<u16>) -> Result<SandboxSpec> {
+    pub(crate) fn spec(
+        &self,
+        workspace: PathBuf,
+        image: String,
+        port: Option<u16>,
+    ) -> Result<SandboxSpec> {
         let mut spec = SandboxSpec::new(workspace);
         spec.image = image;
         spec.memory = self.memory.clone();
@@ -153,7 +158,7 @@ impl Limits {
 
 /// Starts `spec`, showing its progress; a Ctrl-C meanwhile cancels the start (what it created
 /// is removed, waited for up to [`CANCEL_LIMIT`]) and answers `None`.
-async fn start_unless_interrupted(
+pub(crate) async fn start_unless_interrupted(
     sandboxes: &Supervisor,
     spec: &SandboxSpec,
 ) -> Option<Result<Running, tandem_sandbox::SandboxError>> {
@@ -181,7 +186,7 @@ fn show_progress(p: Progress) {
 }
 
 /// The sandboxes of kind `kind` (`docker`, or another of [`tandem_sandbox::PROVISIONERS`]).
-async fn sandboxes_of(kind: &str) -> Result<Supervisor> {
+pub(crate) async fn sandboxes_of(kind: &str) -> Result<Supervisor> {
     let provisioner = tandem_sandbox::connect(kind, &ConnectOptions::default()).await?;
     Ok(Supervisor::new(provisioner))
 }

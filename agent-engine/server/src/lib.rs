@@ -49,6 +49,7 @@ pub use cors::{Cors, OriginError};
 pub use error::{ApiError, Result};
 pub use gateway::{CONVERSATION_HEADER, CONVERSATION_HEADER_ALIAS};
 pub use info::{Redact, redact_agent};
+pub use move_routes::folder_name;
 pub use registry::{ReplayRecording, record_replay};
 pub use replay_routes::write_trace;
 pub use sockets::{MAX_MESSAGE as SOCKET_MAX_MESSAGE, UPSTREAM_MAX_MESSAGE};

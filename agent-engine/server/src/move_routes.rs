@@ -197,26 +197,63 @@ fn redact_state(bytes: Vec<u8>) -> (Vec<u8>, Vec<String>) {
 
 /// The agent's shell as the capsule carries it: its working directory, relative to the
 /// workspace when inside it (`cwd`), else as it is (`cwd_outside`), and what its commands
-/// changed in its environment (`env`, secrets named only).
+/// changed in its environment (`env`, secrets named only). A shell that is not running gives
+/// what it was brought here with (not started since), else the folder of its last command.
 async fn terminal_state(live: &Live) -> Option<Value> {
-    let session = live.terminal.session()?;
-    let cwd = std::fs::read_link(format!("/proc/{}/cwd", session.shell_pid())).ok()?;
     let workspace = live
         .workspace
         .canonicalize()
         .unwrap_or_else(|_| live.workspace.clone());
-    let mut state = match cwd.strip_prefix(&workspace) {
+    let place = |cwd: &Path| match cwd.strip_prefix(&workspace) {
         Ok(rel) => serde_json::json!({ "cwd": rel.to_string_lossy() }),
         Err(_) => serde_json::json!({ "cwd_outside": cwd.to_string_lossy() }),
     };
+    let Some(session) = live.terminal.session() else {
+        if let Some(resume) = live.terminal.pending_resume() {
+            let mut state = resume
+                .cwd
+                .as_deref()
+                .map_or(Value::Null, |c| place(Path::new(c)));
+            if !state.is_object() {
+                state = serde_json::json!({});
+            }
+            state["env"] = serde_json::to_value(resume.env).unwrap_or(Value::Null);
+            return Some(state);
+        }
+        let view = live.handle.view();
+        let last = view.events.iter().rev().find_map(|e| {
+            let v = serde_json::to_value(e).ok()?;
+            (v["kind"] == "ObservationEvent" && v["tool_name"] == tandem_tools::terminal::TOOL_NAME)
+                .then(|| {
+                    v["observation"]["metadata"]["working_dir"]
+                        .as_str()
+                        .map(str::to_owned)
+                })
+                .flatten()
+        });
+        return last.map(|cwd| place(Path::new(&cwd)));
+    };
     let cancel = tokio_util::sync::CancellationToken::new();
-    let env = tokio::time::timeout(SHELL_LIMIT, session.env_changes(&cancel)).await;
-    match env {
-        Ok(Ok(env)) => state["env"] = serde_json::to_value(env).unwrap_or(Value::Null),
-        Ok(Err(e)) => tracing::warn!("the shell's environment stays behind: {e}"),
-        Err(_) => tracing::warn!("the shell's environment stays behind: the shell did not answer"),
+    match tokio::time::timeout(SHELL_LIMIT, session.shell_state(&cancel)).await {
+        Ok(Ok((cwd, env))) => {
+            let cwd = cwd.or_else(|| {
+                std::fs::read_link(format!("/proc/{}/cwd", session.shell_pid())).ok()
+            })?;
+            let mut state = place(&cwd);
+            state["env"] = serde_json::to_value(env).unwrap_or(Value::Null);
+            Some(state)
+        }
+        answer => {
+            match answer {
+                Ok(Err(e)) => tracing::warn!("the shell's environment stays behind: {e}"),
+                _ => {
+                    tracing::warn!("the shell's environment stays behind: the shell did not answer")
+                }
+            }
+            let cwd = std::fs::read_link(format!("/proc/{}/cwd", session.shell_pid())).ok()?;
+            Some(place(&cwd))
+        }
     }
-    Some(state)
 }
 
 /// How long the shell gets to report or take its environment during a move.
@@ -224,7 +261,8 @@ const SHELL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Starts the imported conversation's shell where the source's was: the same folder of the
 /// workspace (or outside it, when that folder exists here too), with the environment changes
-/// its commands had made. Its next command runs there.
+/// its commands had made. The state is written beside the conversation first, so a shell
+/// started later (after a restart, or by `tandem resume`) takes it too.
 async fn restore_terminal(live: &Live, terminal: Option<&Value>, working_dir: &Path) {
     let Some(t) = terminal else {
         return;
@@ -243,31 +281,33 @@ async fn restore_terminal(live: &Live, terminal: Option<&Value>, working_dir: &P
         (_, Some(abs)) => PathBuf::from(abs),
         _ => working_dir.to_path_buf(),
     };
-    let dir = if dir.is_dir() {
-        dir
-    } else {
-        tracing::warn!(dir = %dir.display(), "the shell's folder is not here: it starts in the workspace");
-        working_dir.to_path_buf()
+    let resume = tandem_tools::terminal::ShellResume {
+        cwd: Some(dir.to_string_lossy().into_owned()),
+        env: t
+            .get("env")
+            .and_then(|e| serde_json::from_value(e.clone()).ok())
+            .unwrap_or_default(),
     };
-    let terminal = Arc::clone(&live.terminal);
-    let started = tokio::task::spawn_blocking(move || terminal.start_session(&dir)).await;
-    let session = match started {
-        Ok(Ok(session)) => session,
-        _ => {
-            tracing::warn!(
-                "the shell could not be started where it was: it starts in the workspace"
-            );
-            return;
-        }
-    };
-    let Some(env) = t
-        .get("env")
-        .and_then(|e| serde_json::from_value::<tandem_tools::terminal::EnvChanges>(e.clone()).ok())
-    else {
+    let file = live.handle.dir().join(tandem_tools::terminal::RESUME_FILE);
+    let written = serde_json::to_vec(&resume)
+        .map_err(|e| e.to_string())
+        .and_then(|b| tandem_fs::atomic_write(&file, &b).map_err(|e| e.to_string()));
+    if let Err(e) = written {
+        tracing::warn!("the shell's folder and environment were not kept: {e}");
         return;
-    };
+    }
+    if !dir.is_dir() {
+        tracing::warn!(dir = %dir.display(), "the shell's folder is not here: it starts in the workspace");
+    }
+    let terminal = Arc::clone(&live.terminal);
+    let workspace = working_dir.to_path_buf();
+    let started = tokio::task::spawn_blocking(move || terminal.start_session(&workspace)).await;
+    if !matches!(started, Ok(Ok(_))) {
+        tracing::warn!("the shell could not be started: it starts at the agent's next command");
+        return;
+    }
     let cancel = tokio_util::sync::CancellationToken::new();
-    match tokio::time::timeout(SHELL_LIMIT, session.apply_env_changes(&env, &cancel)).await {
+    match tokio::time::timeout(SHELL_LIMIT, live.terminal.settle_resume(&cancel)).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::warn!("the shell's environment was not restored: {e}"),
         Err(_) => {
@@ -492,7 +532,7 @@ fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
 }
 
 /// A folder name for `title`: letters, digits and dashes.
-fn folder_name(title: Option<&str>, id: &str) -> String {
+pub fn folder_name(title: Option<&str>, id: &str) -> String {
     let slug: String = title
         .unwrap_or_default()
         .chars()
@@ -557,16 +597,27 @@ fn resolve_llm(
         }
         return Ok(Some(given.clone()));
     }
+    // A profile of this server: the one of that name, else one for the model (the demo's
+    // needs no key). The conversation runs on it here (its address; its key stays in memory).
     let profiles = state.config.all_profiles();
-    if let Some(name) = &llm.profile
-        && let Some(p) = profiles.get(name)
-        && p.model == llm.model
-    {
-        return Ok(None);
+    let by_name = llm
+        .profile
+        .as_ref()
+        .and_then(|name| profiles.get(name))
+        .filter(|p| p.model == llm.model);
+    let by_model = || {
+        let mut same: Vec<_> = profiles
+            .iter()
+            .filter(|(_, p)| p.model == llm.model)
+            .collect();
+        same.sort_by_key(|(name, _)| name.as_str() != "default");
+        same.first().map(|(_, p)| *p)
+    };
+    if let Some(profile) = by_name.or_else(by_model) {
+        return Ok(Some(profile.clone()));
     }
-    // A profile of this server for the model (the demo's needs no key), or a key for it.
-    let keyed = profiles.values().any(|p| p.model == llm.model)
-        || crate::registry::fallback_key(&llm.model, llm.base_url.as_deref(), &profiles).is_some();
+    let keyed =
+        crate::registry::fallback_key(&llm.model, llm.base_url.as_deref(), &profiles).is_some();
     let loopback = llm.base_url.as_deref().is_some_and(|u| {
         u.starts_with("http://127.")
             || u.starts_with("http://localhost")
@@ -667,6 +718,38 @@ fn place_workspace(
             ws.tree
         )));
     }
+    give_to_owner(working_dir)
+}
+
+/// Gives the files written into `working_dir` to the folder's owner when this server runs as
+/// root and the folder is someone else's (a sandbox's workspace belongs to the person whose
+/// user the agent's commands run as).
+fn give_to_owner(working_dir: &Path) -> std::result::Result<(), ApiError> {
+    use std::os::unix::fs::MetadataExt;
+    // This process's user: the owner of its /proc entry.
+    if std::fs::metadata("/proc/self").map_or(true, |m| m.uid() != 0) {
+        return Ok(());
+    }
+    let meta = std::fs::metadata(working_dir)
+        .map_err(|e| ApiError::Internal(format!("cannot read {}: {e}", working_dir.display())))?;
+    if meta.uid() == 0 {
+        return Ok(());
+    }
+    let (uid, gid) = (meta.uid(), meta.gid());
+    let mut stack = vec![working_dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| ApiError::Internal(format!("cannot read {}: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            std::os::unix::fs::lchown(&path, Some(uid), Some(gid)).map_err(|e| {
+                ApiError::Internal(format!("cannot give {} to its owner: {e}", path.display()))
+            })?;
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            }
+        }
+    }
     Ok(())
 }
 
@@ -718,6 +801,7 @@ fn sync_file_systems(paths: &[&Path]) {
 fn place(
     capsule: &Path,
     options: &ImportConversationOptions,
+    run_on: Option<&LlmConfig>,
     state: &AppState,
     scratch: &Path,
 ) -> Result<Placed> {
@@ -797,6 +881,12 @@ fn place(
                 return Err("its state belongs to another conversation".to_owned());
             }
             v["workspace"]["working_dir"] = Value::from(working_dir.to_string_lossy().into_owned());
+            // The LLM this server resolved: its address (never its key) from now on.
+            if let Some(llm) = run_on {
+                v["agent"]["llm"]["model"] = Value::from(llm.model.clone());
+                v["agent"]["llm"]["base_url"] =
+                    llm.base_url.clone().map_or(Value::Null, Value::from);
+            }
             v["persistence_dir"] = Value::from(final_dir.to_string_lossy().into_owned());
             serde_json::to_vec(&v).map_err(|e| e.to_string())
         })
@@ -971,11 +1061,12 @@ async fn import_capsule(state: AppState, mut multipart: Multipart) -> Result<Res
         )));
     }
     let (state2, scratch_path) = (state.clone(), scratch.path().to_path_buf());
-    let opts = options.clone();
-    let placed =
-        tokio::task::spawn_blocking(move || place(&capsule, &opts, &state2, &scratch_path))
-            .await
-            .map_err(|e| ApiError::Internal(e.to_string()))??;
+    let (opts, run_on) = (options.clone(), llm.clone());
+    let placed = tokio::task::spawn_blocking(move || {
+        place(&capsule, &opts, run_on.as_ref(), &state2, &scratch_path)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))??;
     if let Some(llm) = llm {
         state.registry.use_llm(&id, llm);
     }

@@ -782,6 +782,10 @@ pub async fn build_tools(spec: &AgentSpec, server: &ServerConfig, env: ToolEnv) 
         Some(t) => TerminalTool::new().with_soft_timeout(t),
         None => TerminalTool::new(),
     });
+    if let Some(dir) = &env.conversation_dir {
+        // A shell brought from another backend starts where it was.
+        terminal.resume_from(dir.join(tandem_tools::terminal::RESUME_FILE));
+    }
     let slot = BrowserSlot::new();
     let warnings = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = Arc::clone(&warnings);

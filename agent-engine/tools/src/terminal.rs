@@ -66,7 +66,27 @@ pub struct TerminalTool {
     fallback_save_dir: PathBuf,
     /// Where sessions are recorded for replay, and as which lane.
     recorder: Mutex<Option<(Arc<Recorder>, Lane)>>,
+    /// The file holding the shell state a conversation brought from another backend: a shell
+    /// starts from it until the agent's first command runs, which removes it.
+    resume_file: Mutex<Option<PathBuf>>,
+    /// Environment changes brought along, applied before the shell's next command.
+    pending_env: Mutex<Option<EnvChanges>>,
 }
+
+/// The shell a conversation brought from another backend ([`RESUME_FILE`]): the folder it was
+/// in and the environment changes its commands had made.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ShellResume {
+    /// The folder (absolute, on this machine).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The environment changes.
+    #[serde(default)]
+    pub env: EnvChanges,
+}
+
+/// The file in a conversation's folder that holds its [`ShellResume`] until a shell starts.
+pub const RESUME_FILE: &str = "tandem_shell.json";
 
 impl std::fmt::Debug for TerminalTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,7 +116,52 @@ impl TerminalTool {
                 uuid::Uuid::new_v4().simple()
             )),
             recorder: Mutex::new(None),
+            resume_file: Mutex::new(None),
+            pending_env: Mutex::new(None),
         }
+    }
+
+    /// A shell this tool starts takes the [`ShellResume`] in `file` when there is one (it
+    /// starts in that folder, with that environment); the agent's first command removes the
+    /// file (a shell started before it, and lost with its process, takes it again).
+    pub fn resume_from(&self, file: PathBuf) {
+        *lock(&self.resume_file) = Some(file);
+    }
+
+    /// The shell state waiting in the resume file, if any (read, not taken).
+    pub fn pending_resume(&self) -> Option<ShellResume> {
+        let file = lock(&self.resume_file).clone()?;
+        serde_json::from_slice(&std::fs::read(file).ok()?).ok()
+    }
+
+    /// The folder the next shell starts in: the resume file's (its environment kept for the
+    /// first command) when it names one that exists, else `working_dir`.
+    fn start_dir(&self, working_dir: &Path) -> PathBuf {
+        let Some(resume) = self.pending_resume() else {
+            return working_dir.to_path_buf();
+        };
+        if resume.env != EnvChanges::default() {
+            *lock(&self.pending_env) = Some(resume.env);
+        }
+        resume
+            .cwd
+            .map(PathBuf::from)
+            .filter(|d| d.is_dir())
+            .unwrap_or_else(|| working_dir.to_path_buf())
+    }
+
+    /// Applies the environment brought along to the running shell, once.
+    pub async fn settle_resume(
+        &self,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<(), String> {
+        let Some(session) = self.session() else {
+            return Ok(());
+        };
+        let Some(env) = lock(&self.pending_env).take() else {
+            return Ok(());
+        };
+        session.apply_env_changes(&env, cancel).await
     }
 
     /// Uses `soft_timeout` as the quiet time after which a command returns still running.
@@ -129,7 +194,8 @@ impl TerminalTool {
         if let Some(session) = slot.as_ref() {
             return Ok(Arc::clone(session));
         }
-        let session = start_recorded(working_dir, lock(&self.recorder).clone())?;
+        let dir = self.start_dir(working_dir);
+        let session = start_recorded(&dir, lock(&self.recorder).clone())?;
         *slot = Some(Arc::clone(&session));
         Ok(session)
     }
@@ -139,7 +205,7 @@ impl TerminalTool {
         if let Some(session) = self.session() {
             return Ok(session);
         }
-        let dir = working_dir.to_path_buf();
+        let dir = self.start_dir(working_dir);
         let recorder = lock(&self.recorder).clone();
         let started = tokio::task::spawn_blocking(move || start_recorded(&dir, recorder))
             .await
@@ -239,6 +305,19 @@ reset=true for a fresh shell."
                 .await
             {
                 return fail(&e.to_string());
+            }
+            let brought = lock(&self.pending_env).take();
+            if let Some(env) = brought
+                && let Err(e) = runner
+                    .apply_env(&env.set, &env.unset, session.private_dir(), cancel)
+                    .await
+            {
+                return fail(&e.to_string());
+            }
+            // From here the shell goes its own way: the state it was brought with is spent.
+            let spent = lock(&self.resume_file).take();
+            if let Some(file) = spent {
+                let _ = std::fs::remove_file(file);
             }
             match runner.run(command, soft, limit, cancel).await {
                 Ok(outcome) => (outcome, false),

@@ -467,31 +467,39 @@ impl Runner {
         self.exported.keys().map(String::as_str)
     }
 
-    /// The variables the shell exports now, written by `env -0` into a private file (their
-    /// values never cross the terminal).
+    /// The variables the shell exports now and its folder, written by `env -0` and `pwd -P`
+    /// into private files (values never cross the terminal).
     pub async fn exported_vars(
         &mut self,
         private_dir: &Path,
         cancel: &CancellationToken,
-    ) -> Result<HashMap<String, String>, ShellError> {
+    ) -> Result<(HashMap<String, String>, Option<String>), ShellError> {
         let file = private_dir.join(format!("vars-{}", uuid::Uuid::new_v4().simple()));
+        let cwd_file = file.with_extension("cwd");
         let script = format!(
-            "(umask 077; env -0 > {})\n",
-            single_quoted(&file.to_string_lossy())
+            "(umask 077; env -0 > {}; pwd -P > {})\n",
+            single_quoted(&file.to_string_lossy()),
+            single_quoted(&cwd_file.to_string_lossy())
         );
         let sourced = self.source_private(&script, private_dir, cancel).await;
         let bytes = tokio::fs::read(&file).await;
+        let cwd = tokio::fs::read_to_string(&cwd_file).await.ok();
         let _ = tokio::fs::remove_file(&file).await;
+        let _ = tokio::fs::remove_file(&cwd_file).await;
         sourced?;
         let bytes = bytes.map_err(ShellError::PrepareEnv)?;
-        Ok(bytes
+        let cwd = cwd
+            .map(|c| c.trim_end_matches('\n').to_owned())
+            .filter(|c| !c.is_empty());
+        let vars = bytes
             .split(|b| *b == 0)
             .filter_map(|entry| {
                 let entry = String::from_utf8_lossy(entry);
                 let (name, value) = entry.split_once('=')?;
                 valid_env_name(name).then(|| (name.to_owned(), value.to_owned()))
             })
-            .collect())
+            .collect();
+        Ok((vars, cwd))
     }
 
     /// Sets the variables of `set` and removes those of `unset`, through a private file.
@@ -673,6 +681,13 @@ impl Runner {
 }
 
 /// Writes `text` to a new file only the owner can read.
+/// Gives `path` to the agent's `user` (when this process may).
+pub(crate) fn give_to(path: &Path, user: &crate::agent_user::AgentUser) {
+    if let Err(e) = std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid)) {
+        tracing::warn!(path = %path.display(), "cannot give it to the agent's user: {e}");
+    }
+}
+
 async fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use tokio::io::AsyncWriteExt;
 
@@ -682,6 +697,10 @@ async fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
         .mode(0o600)
         .open(path)
         .await?;
+    // In a sandbox the shell runs as the agent's user: the file is that user's to read.
+    if let Some(user) = crate::agent_user::agent_user() {
+        give_to(path, user);
+    }
     file.write_all(text.as_bytes()).await?;
     file.flush().await
 }

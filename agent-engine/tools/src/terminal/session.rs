@@ -4,7 +4,7 @@
 //! The session outlives a `reset`: the shell inside is replaced, viewers stay attached and keep
 //! receiving output from the new shell.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -85,6 +85,10 @@ fn private_dir() -> std::io::Result<PathBuf> {
     let dir =
         std::env::temp_dir().join(format!("tandem-terminal-{}", uuid::Uuid::new_v4().simple()));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    // In a sandbox the shell runs as the agent's user: it reads and writes its files here.
+    if let Some(user) = crate::agent_user::agent_user() {
+        super::runner::give_to(&dir, user);
+    }
     Ok(dir)
 }
 
@@ -202,25 +206,19 @@ impl TerminalSession {
         self.runner.lock().await
     }
 
-    /// What commands changed in the shell's environment since it started: variables set or
-    /// changed, and ones removed. The secrets the shell was given, any value holding a secret
-    /// or a host credential, and the shell's own prompt machinery stay out (withheld ones are
-    /// named). Waits for the shell to be idle.
-    pub async fn env_changes(&self, cancel: &CancellationToken) -> Result<EnvChanges, String> {
+    /// The shell's folder now and what commands changed in its environment since it
+    /// started: variables set or changed, and ones removed. The secrets the shell was given,
+    /// any value holding a secret or a host credential, and the shell's own prompt machinery
+    /// stay out (withheld ones are named). Asked of the shell itself (a sandbox's server may
+    /// not read another user's /proc entries); waits for it to be idle.
+    pub async fn shell_state(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<(Option<PathBuf>, EnvChanges), String> {
         let mut runner = self.runner().await;
         runner.wait_ready(cancel).await.map_err(|e| e.to_string())?;
-        let pid = runner.shell().pid();
-        let started: HashMap<String, String> = std::fs::read(format!("/proc/{pid}/environ"))
-            .map_err(|e| format!("the shell's environment cannot be read: {e}"))?
-            .split(|b| *b == 0)
-            .filter_map(|entry| {
-                let entry = String::from_utf8_lossy(entry);
-                entry
-                    .split_once('=')
-                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            })
-            .collect();
-        let now = runner
+        let started = runner.shell().started_env().clone();
+        let (now, cwd) = runner
             .exported_vars(&self.private_dir, cancel)
             .await
             .map_err(|e| e.to_string())?;
@@ -244,10 +242,10 @@ impl TerminalSession {
             .collect();
         changes.unset.sort();
         changes.withheld.sort();
-        Ok(changes)
+        Ok((cwd.map(PathBuf::from), changes))
     }
 
-    /// Applies `changes` (from [`env_changes`](Self::env_changes) of another shell) to this
+    /// Applies `changes` (from [`shell_state`](Self::shell_state) of another shell) to this
     /// one; values pass through a private file, never the terminal.
     pub async fn apply_env_changes(
         &self,

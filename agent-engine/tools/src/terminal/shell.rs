@@ -49,6 +49,8 @@ pub(crate) struct Shell {
     /// Bytes typed and not yet written to the PTY.
     queued: std::sync::Arc<tokio::sync::watch::Sender<usize>>,
     master: Mutex<Box<dyn MasterPty + Send>>,
+    /// The environment it was started with.
+    started_env: std::collections::HashMap<String, String>,
 }
 
 impl std::fmt::Debug for Shell {
@@ -143,6 +145,10 @@ pub(crate) fn spawn(working_dir: &Path, viewers: FeedTx) -> std::io::Result<Spaw
     if let Some(user) = crate::agent_user::agent_user() {
         crate::agent_user::wrap_pty(user, &mut builder);
     }
+    let started_env = builder
+        .iter_full_env_as_str()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
     let cmd = std_command(&builder, &tty)?;
     let mut child = tandem_process::spawn_std(cmd, Isolation::Terminal, Signal::SIGHUP)?;
     // The child holds its own copies of the slave; ours would keep the PTY open after it exits.
@@ -199,6 +205,7 @@ pub(crate) fn spawn(working_dir: &Path, viewers: FeedTx) -> std::io::Result<Spaw
             input: input_tx,
             queued,
             master: Mutex::new(pair.master),
+            started_env,
         },
         output: tool_rx,
     })
@@ -208,6 +215,11 @@ impl Shell {
     /// The shell's process id.
     pub fn pid(&self) -> i32 {
         self.pid
+    }
+
+    /// The environment the shell was started with.
+    pub fn started_env(&self) -> &std::collections::HashMap<String, String> {
+        &self.started_env
     }
 
     /// Queues `bytes` to be typed into the terminal; false when the shell is gone.
