@@ -344,3 +344,162 @@ async fn a_conversation_moves_local_to_sandbox_to_server_to_local_and_finishes_i
     );
     assert_prefix(&after_served, &local_event_ids(&home, &id), "back");
 }
+
+/// Toward an upstream OpenHands server (which cannot import a conversation) a move is refused
+/// unless asked as lossy; then the upstream server has a new conversation with the workspace's
+/// files and a summary of the old one as its first message, and goes on from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lossy_move_to_an_upstream_server_carries_the_files_and_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("upstream");
+    let upstream = {
+        let run_dir = run_dir.clone();
+        tokio::task::spawn_blocking(move || tandem_e2e::UpstreamServer::start(&run_dir))
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{e:#}"))
+    };
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let llm = ScriptedLlmServer::start(
+        Script::new([
+            Step::tool_call(
+                "terminal",
+                json!({"command": "mkdir -p src && printf 'print(1)' > src/app.py", "security_risk": "LOW"}),
+            ),
+            Step::tool_call("finish", json!({"message": "made the app"})),
+            Step::tool_call(
+                "terminal",
+                json!({"command": "cat src/app.py > seen.txt", "security_risk": "LOW"}),
+            ),
+            Step::tool_call("finish", json!({"message": "read it upstream"})),
+        ])
+        .with_no_tools_text("Lossy move"),
+    );
+    let w = work.to_string_lossy().into_owned();
+    let out = tandem_llm(&home, &llm, &["run", "make the app", "--workspace", &w]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let hex = std::fs::read_dir(home.join("conversations"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    let id = format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    );
+
+    // Not asked as lossy: refused, naming --lossy; nothing changes.
+    let out = tandem_llm(
+        &home,
+        &llm,
+        &["move", &id, "--to", &upstream.url, "--to-key", KEY],
+    );
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out).contains("--lossy"), "{}", text(&out));
+    assert!(
+        !home
+            .join("conversations")
+            .join(&hex)
+            .join("tandem_moved.json")
+            .exists()
+    );
+
+    let target_dir = run_dir.join("project").join("moved");
+    let t = target_dir.to_string_lossy().into_owned();
+    let out = tandem_llm(
+        &home,
+        &llm,
+        &[
+            "move",
+            &id,
+            "--to",
+            &upstream.url,
+            "--to-key",
+            KEY,
+            "--lossy",
+            "--working-dir",
+            &t,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("Lossy move"), "{stdout}");
+    let new_id = stdout
+        .split("as the new conversation ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no new id: {stdout}"))
+        .to_owned();
+    assert_eq!(
+        std::fs::read_to_string(target_dir.join("src/app.py")).unwrap(),
+        "print(1)"
+    );
+
+    // Its first message is the summary, labelled lossy.
+    let http = reqwest::Client::new();
+    let (status, page) = api(
+        &http,
+        reqwest::Method::GET,
+        &format!(
+            "{}/api/conversations/{new_id}/events/search?limit=100",
+            upstream.url
+        ),
+        KEY,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    let first = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "MessageEvent" && e["source"] == "user")
+        .map(|e| {
+            e["llm_message"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .unwrap_or_else(|| panic!("no first message: {page}"));
+    for needle in [
+        "lossy move",
+        "make the app",
+        "made the app",
+        "src/app.py",
+        "mkdir -p src",
+    ] {
+        assert!(
+            first.contains(needle),
+            "`{needle}` not in the summary:\n{first}"
+        );
+    }
+
+    // It goes on upstream, with the files.
+    go_on(&upstream.url, KEY, &new_id, "go on").await;
+    assert_eq!(
+        std::fs::read_to_string(target_dir.join("seen.txt")).unwrap(),
+        "print(1)"
+    );
+
+    // Here: a record naming the new conversation; `tandem resume` refuses it.
+    let record = std::fs::read_to_string(
+        home.join("conversations")
+            .join(&hex)
+            .join("tandem_moved.json"),
+    )
+    .unwrap();
+    assert!(
+        record.contains(&new_id) && record.contains(&upstream.url),
+        "{record}"
+    );
+    let out = tandem_llm(&home, &llm, &["resume", &id, "--message", "again"]);
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+}

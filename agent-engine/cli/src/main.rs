@@ -9,6 +9,7 @@ mod checkpoints;
 mod drive;
 mod exit;
 mod move_cmd;
+mod move_lossy;
 mod remote;
 mod render;
 mod replay;

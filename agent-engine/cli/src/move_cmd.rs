@@ -43,6 +43,11 @@ pub struct MoveArgs {
     /// Carry the replay lanes (terminal recordings, browser frames) too.
     #[arg(long)]
     pub include_replay: bool,
+    /// Toward a server that cannot import a conversation (an upstream OpenHands server): a new
+    /// conversation there, the workspace's files uploaded into --working-dir, and a summary of
+    /// this one as its first message; the events, terminal, browser and checkpoints stay behind.
+    #[arg(long)]
+    pub lossy: bool,
     /// The source (default: this machine's TANDEM_HOME).
     #[command(flatten)]
     pub source: RemoteFlags,
@@ -53,8 +58,8 @@ pub struct MoveArgs {
 
 /// A server taking part in the move: a remote one, or this machine's home served in-process
 /// on loopback for the move.
-struct Side {
-    client: ServerClient,
+pub(crate) struct Side {
+    pub(crate) client: ServerClient,
     /// The in-process server's task, for `local`; stopped when the move ends.
     local: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -94,7 +99,7 @@ impl Side {
         })
     }
 
-    fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         self.client.base_url()
     }
 
@@ -130,6 +135,30 @@ pub async fn run(args: MoveArgs, home: &Path, settings: &SettingsFile) -> Result
     } else {
         Side::remote(&args.to, args.to_key.clone())?
     };
+    if !to_local {
+        let info = target
+            .client
+            .server_info()
+            .await
+            .with_context(|| format!("the target {}", target.url()));
+        let imports = info.as_ref().is_ok_and(|i| {
+            i["capabilities"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|x| x == "tandem_move_v1"))
+        });
+        if info.is_ok() && !imports {
+            let moved = if args.lossy {
+                crate::move_lossy::to_upstream(&args, &id, &source, target.url(), settings).await
+            } else {
+                Err(anyhow::anyhow!(
+                    "{} cannot import a conversation (an upstream OpenHands server?): add --lossy to start a new conversation there with the workspace's files and a summary of this one (its events, terminal and browser stay behind)",
+                    target.url()
+                ))
+            };
+            source.close().await;
+            return moved;
+        }
+    }
     // What the source's record names: the target's address (the in-process one for `local`
     // lives only for the move).
     let target_name = if to_local {
@@ -232,6 +261,37 @@ async fn to_sandbox(args: &MoveArgs, id: &str, home: &Path, settings: &SettingsF
     outcome
 }
 
+/// `POST /api/conversations/{id}/export` on the source, as `args` ask.
+async fn export_request(
+    args: &MoveArgs,
+    id: &str,
+    source: &Side,
+) -> Result<reqwest::Response, RemoteError> {
+    let body = json!({
+        "force": args.force,
+        "include_replay": args.include_replay,
+        "source_url": source.url(),
+    });
+    let path = format!("/api/conversations/{id}/export");
+    let req = source
+        .client
+        .request(reqwest::Method::POST, &path)
+        .json(&body);
+    source.client.send(&reqwest::Method::POST, &path, req).await
+}
+
+/// The conversation's capsule from the source.
+pub(crate) async fn export_capsule(args: &MoveArgs, id: &str, source: &Side) -> Result<Vec<u8>> {
+    let resp = export_request(args, id, source)
+        .await
+        .context("export refused; the conversation stays where it is")?;
+    Ok(resp
+        .bytes()
+        .await
+        .context("the capsule's download was cut off; the conversation stays where it is")?
+        .to_vec())
+}
+
 /// How long a step of the move that must not be left half-done (the fence, the arrival, the
 /// abandonment) is retried while its server cannot be reached (it may be restarting).
 const RETRY_LIMIT: Duration = Duration::from_secs(60);
@@ -304,17 +364,7 @@ async fn do_move(
     eprintln!("· phase export");
     let scratch = tempfile::tempdir().context("cannot make a scratch folder")?;
     let capsule = scratch.path().join("conversation.tandem-capsule");
-    let body = json!({
-        "force": args.force,
-        "include_replay": args.include_replay,
-        "source_url": source.url(),
-    });
-    let path = format!("/api/conversations/{id}/export");
-    let req = source
-        .client
-        .request(reqwest::Method::POST, &path)
-        .json(&body);
-    let resp = match source.client.send(&reqwest::Method::POST, &path, req).await {
+    let resp = match export_request(args, id, source).await {
         Ok(resp) => resp,
         // A move that was cut off after its fence: the source let go already, only the
         // arrival is left to do.
