@@ -1,10 +1,11 @@
 //! Moving a conversation between two `tandem serve` processes on loopback, as `tandem move`
-//! does it (export from the source, import on the target into a new folder, the source
-//! fenced), back and forth, for a workspace of 1 MB and one of 100 MB (files of random,
+//! does it (export from the source, import on the target into a new folder as arriving, the
+//! source fenced, the arrival accepted), back and forth, for a workspace of 1 MB and one of 100 MB (files of random,
 //! incompressible bytes, untracked). Prints per size:
 //! - move time p50/p95 (export → import → fence) against the goal of 5 s for 100 MB;
-//! - the time until the conversation is ready on the target (export start → import answered:
-//!   the gap a person watching sees between the pause and being able to run it there);
+//! - the pause-to-running gap (export start → arrival accepted: the gap a person watching sees
+//!   between the pause on the source and being able to run it on the target), and the export
+//!   and import parts of it;
 //! - the capsule's size against the workspace delta (the files; no base is shared, so the
 //!   delta is the whole workspace).
 //!
@@ -50,6 +51,8 @@ fn fill(dir: &Path, files: usize, each: usize) {
 struct Hop {
     total_s: f64,
     ready_s: f64,
+    export_s: f64,
+    import_s: f64,
     capsule_bytes: usize,
 }
 
@@ -65,6 +68,7 @@ async fn hop(http: &reqwest::Client, from: &str, to: &str, id: &str, working_dir
     assert!(resp.status().is_success(), "export: {}", resp.status());
     let capsule = resp.bytes().await.unwrap().to_vec();
     let capsule_bytes = capsule.len();
+    let export_s = t.elapsed().as_secs_f64();
     let form = reqwest::multipart::Form::new()
         .part(
             "capsule",
@@ -72,7 +76,7 @@ async fn hop(http: &reqwest::Client, from: &str, to: &str, id: &str, working_dir
         )
         .text(
             "options",
-            json!({"working_dir": working_dir.to_string_lossy()}).to_string(),
+            json!({"working_dir": working_dir.to_string_lossy(), "pending": true}).to_string(),
         );
     let resp = http
         .post(format!("{to}/api/conversations/import"))
@@ -84,18 +88,30 @@ async fn hop(http: &reqwest::Client, from: &str, to: &str, id: &str, working_dir
     let status = resp.status();
     let body: Value = resp.json().await.unwrap_or_default();
     assert_eq!(status.as_u16(), 201, "import: {body}");
-    let ready_s = t.elapsed().as_secs_f64();
+    let import_s = t.elapsed().as_secs_f64() - export_s;
     let resp = http
         .post(format!("{from}/api/conversations/{id}/moved"))
         .header("X-Session-API-Key", KEY)
-        .json(&json!({"url": to, "conversation_id": id}))
+        .json(&json!({"url": to, "conversation_id": id, "last_event_id": body["last_event_id"]}))
         .send()
         .await
         .unwrap();
     assert!(resp.status().is_success(), "moved: {}", resp.status());
+    let resp = http
+        .post(format!("{to}/api/conversations/{id}/arrival"))
+        .header("X-Session-API-Key", KEY)
+        .json(&json!({"accept": true}))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "arrival: {}", resp.status());
+    // What a person sees: the conversation paused here, then runnable there.
+    let ready_s = t.elapsed().as_secs_f64();
     Hop {
         total_s: t.elapsed().as_secs_f64(),
         ready_s,
+        export_s,
+        import_s,
         capsule_bytes,
     }
 }
@@ -141,7 +157,7 @@ fn main() {
             "workspace": {"kind": "LocalWorkspace", "working_dir": ws.to_string_lossy()},
             "initial_message": {"role": "user", "content": [{"type": "text", "text": "count"}], "run": true},
         });
-        let (totals, readies, capsule) = rt.block_on(async {
+        let (totals, readies, capsule, mut exports, mut imports) = rt.block_on(async {
             let (status, info) = tandem_e2e::api(
                 &http,
                 reqwest::Method::POST,
@@ -167,15 +183,18 @@ fn main() {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
             let (mut totals, mut readies, mut capsule) = (Vec::new(), Vec::new(), 0);
+            let (mut exports, mut imports) = (Vec::new(), Vec::new());
             for n in 0..runs * 2 {
                 let (from, to) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
                 let target_dir = dir.path().join(format!("hop-{n}"));
                 let h = hop(&http, &from.url, &to.url, &id, &target_dir).await;
                 totals.push(h.total_s);
                 readies.push(h.ready_s);
+                exports.push(h.export_s);
+                imports.push(h.import_s);
                 capsule = h.capsule_bytes;
             }
-            (totals, readies, capsule)
+            (totals, readies, capsule, exports, imports)
         });
         let workspace = (files * each) as f64;
         let (mut totals, mut readies) = (totals, readies);
@@ -196,7 +215,12 @@ fn main() {
             );
         }
         println!(
-            "  ready on the target (export start → import answered): p50 {ready50:.2} s, p95 {ready95:.2} s"
+            "  of which export p50 {:.2} s, import (upload, check, write, flush) p50 {:.2} s",
+            percentile(&mut exports, 0.5),
+            percentile(&mut imports, 0.5)
+        );
+        println!(
+            "  pause-to-running gap (paused on the source → runnable on the target): p50 {ready50:.2} s, p95 {ready95:.2} s"
         );
         println!(
             "  capsule {:.2} MB against a workspace delta of {:.2} MB: {:.2}×",

