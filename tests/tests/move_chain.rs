@@ -27,6 +27,42 @@ fn tandem_llm(home: &Path, llm: &ScriptedLlmServer, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A part of the task: a command (rated low risk), then finishing with `message`.
+fn part(command: &str, message: &str) -> [Step; 2] {
+    [
+        Step::tool_call(
+            "terminal",
+            json!({"command": command, "security_risk": "LOW"}),
+        ),
+        Step::tool_call("finish", json!({"message": message})),
+    ]
+}
+
+/// The one conversation of `home`: its folder name and its id.
+fn only_conversation(home: &Path) -> (String, String) {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(home.join("conversations"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(dirs.len(), 1);
+    let hex = dirs
+        .remove(0)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let id = format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    );
+    (hex, id)
+}
+
 fn local_event_ids(home: &Path, id: &str) -> Vec<String> {
     let dir = home
         .join("conversations")
@@ -128,28 +164,21 @@ async fn a_conversation_moves_local_to_sandbox_to_server_to_local_and_finishes_i
     };
     let (home, work) = (p.home.clone(), p.work.clone());
     let llm = ScriptedLlmServer::start(
-        Script::new([
-            Step::tool_call(
-                "terminal",
-                json!({"command": "mkdir -p sub && cd sub && printf one > one.txt", "security_risk": "LOW"}),
-            ),
-            Step::tool_call("finish", json!({"message": "part one"})),
-            Step::tool_call(
-                "terminal",
-                json!({"command": "printf \"two:$(pwd)\" > two.txt && export CHAIN_VAR=kept", "security_risk": "LOW"}),
-            ),
-            Step::tool_call("finish", json!({"message": "part two"})),
-            Step::tool_call(
-                "terminal",
-                json!({"command": "printf \"three:$CHAIN_VAR\" > three.txt", "security_risk": "LOW"}),
-            ),
-            Step::tool_call("finish", json!({"message": "part three"})),
-            Step::tool_call(
-                "terminal",
-                json!({"command": "cat one.txt two.txt three.txt > all.txt && echo \":$CHAIN_VAR\" >> all.txt", "security_risk": "LOW"}),
-            ),
-            Step::tool_call("finish", json!({"message": "all done"})),
-        ])
+        Script::new(
+            [
+                part("mkdir -p sub && cd sub && printf one > one.txt", "part one"),
+                part(
+                    "printf \"two:$(pwd)\" > two.txt && export CHAIN_VAR=kept",
+                    "part two",
+                ),
+                part("printf \"three:$CHAIN_VAR\" > three.txt", "part three"),
+                part(
+                    "cat one.txt two.txt three.txt > all.txt && echo \":$CHAIN_VAR\" >> all.txt",
+                    "all done",
+                ),
+            ]
+            .concat(),
+        )
         .with_no_tools_text("Move chain"),
     );
 
@@ -158,28 +187,7 @@ async fn a_conversation_moves_local_to_sandbox_to_server_to_local_and_finishes_i
     let out = tandem_llm(&home, &llm, &["run", "part one", "--workspace", &w]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     std::fs::write(work.join("untracked.txt"), "the person's note").unwrap();
-    let id = {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(home.join("conversations"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        assert_eq!(dirs.len(), 1);
-        let hex = dirs
-            .remove(0)
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        format!(
-            "{}-{}-{}-{}-{}",
-            &hex[..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..]
-        )
-    };
+    let (_, id) = only_conversation(&home);
     let before = local_event_ids(&home, &id);
 
     // Hop 1: into a sandbox, whose workspace is a new folder of the person's.
@@ -362,39 +370,22 @@ async fn a_lossy_move_to_an_upstream_server_carries_the_files_and_a_summary() {
     let (home, work) = (dir.path().join("home"), dir.path().join("work"));
     std::fs::create_dir_all(&work).unwrap();
     let llm = ScriptedLlmServer::start(
-        Script::new([
-            Step::tool_call(
-                "terminal",
-                json!({"command": "mkdir -p src && printf 'print(1)' > src/app.py", "security_risk": "LOW"}),
-            ),
-            Step::tool_call("finish", json!({"message": "made the app"})),
-            Step::tool_call(
-                "terminal",
-                json!({"command": "cat src/app.py > seen.txt", "security_risk": "LOW"}),
-            ),
-            Step::tool_call("finish", json!({"message": "read it upstream"})),
-        ])
+        Script::new(
+            [
+                part(
+                    "mkdir -p src && printf 'print(1)' > src/app.py",
+                    "made the app",
+                ),
+                part("cat src/app.py > seen.txt", "read it upstream"),
+            ]
+            .concat(),
+        )
         .with_no_tools_text("Lossy move"),
     );
     let w = work.to_string_lossy().into_owned();
     let out = tandem_llm(&home, &llm, &["run", "make the app", "--workspace", &w]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let hex = std::fs::read_dir(home.join("conversations"))
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .file_name()
-        .to_string_lossy()
-        .into_owned();
-    let id = format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    );
+    let (hex, id) = only_conversation(&home);
 
     // Not asked as lossy: refused, naming --lossy; nothing changes.
     let out = tandem_llm(

@@ -926,6 +926,11 @@ fn place(
     if let Some(aside) = &aside {
         let _ = std::fs::remove_dir_all(aside);
     }
+    // The upload and what was unpacked from it go first: their unwritten pages are dropped
+    // instead of flushed with the rest.
+    let _ = std::fs::remove_file(capsule);
+    let _ = std::fs::remove_dir_all(&staging);
+    let _ = std::fs::remove_dir_all(scratch.join("store"));
     // On disk before the import answers (the source is fenced after that answer): the
     // conversation and its workspace, one syncfs for each file system they are on.
     sync_file_systems(&[&final_dir, &working_dir]);

@@ -152,6 +152,18 @@ async fn call(
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
+/// The model of `server`'s demo LLM.
+async fn demo_model(http: &reqwest::Client, server: &Server) -> String {
+    let (_, info) = call(
+        http,
+        reqwest::Method::GET,
+        format!("{}/server_info", server.base()),
+        None,
+    )
+    .await;
+    info["llm_model"].as_str().unwrap().to_owned()
+}
+
 async fn event_ids(http: &reqwest::Client, base: &str, id: &str) -> Vec<String> {
     let (status, page) = call(
         http,
@@ -218,14 +230,7 @@ async fn a_move_killed_at_any_step_leaves_exactly_one_owner_and_every_event() {
     let mut a = Server::start(home_a.path());
     let mut b = Server::start(home_b.path());
     let http = reqwest::Client::new();
-    let (_, info) = call(
-        &http,
-        reqwest::Method::GET,
-        format!("{}/server_info", a.base()),
-        None,
-    )
-    .await;
-    let model = info["llm_model"].as_str().unwrap().to_owned();
+    let model = demo_model(&http, &a).await;
     let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
 
     for run in 0..RUNS {
@@ -373,14 +378,7 @@ async fn a_target_with_a_full_disk_refuses_and_the_source_keeps_the_conversation
     let a = Server::start(home_a.path());
     let b = Server::start_with(&home_b, Some("6m"));
     let http = reqwest::Client::new();
-    let (_, info) = call(
-        &http,
-        reqwest::Method::GET,
-        format!("{}/server_info", a.base()),
-        None,
-    )
-    .await;
-    let model = info["llm_model"].as_str().unwrap().to_owned();
+    let model = demo_model(&http, &a).await;
     let create = async |name: &str, bytes: usize| -> String {
         let ws = home_a.path().join(name);
         std::fs::create_dir_all(&ws).unwrap();
