@@ -48,6 +48,19 @@ fn fill(dir: &Path, files: usize, each: usize) {
     }
 }
 
+/// One file `name` of `bytes` random bytes (seeded by `seed`) in `dir`.
+fn fill_one(dir: &Path, name: &str, bytes: usize, seed: u64) {
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64 ^ (seed + 1).wrapping_mul(0x2545_f491_4f6c_dd1d);
+    let mut buf = vec![0u8; bytes];
+    for chunk in buf.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    std::fs::write(dir.join(name), buf).unwrap();
+}
+
 struct Hop {
     total_s: f64,
     ready_s: f64,
@@ -56,12 +69,37 @@ struct Hop {
     capsule_bytes: usize,
 }
 
-async fn hop(http: &reqwest::Client, from: &str, to: &str, id: &str, working_dir: &Path) -> Hop {
+/// One move of conversation `id` from `from` to `to`: into `working_dir`, or (None) back onto
+/// the record `to` keeps, with only what changed since it left.
+async fn hop(
+    http: &reqwest::Client,
+    from: &str,
+    to: &str,
+    id: &str,
+    working_dir: Option<&Path>,
+) -> Hop {
     let t = Instant::now();
+    let base = match working_dir {
+        Some(_) => None,
+        None => {
+            let (status, record) = tandem_e2e::api(
+                http,
+                reqwest::Method::GET,
+                &format!("{to}/api/conversations/{id}/moved"),
+                KEY,
+                None,
+            )
+            .await;
+            assert_eq!(status, 200, "{record}");
+            let base = record["workspace_base"].as_str().map(str::to_owned);
+            assert!(base.is_some(), "the target holds no base: {record}");
+            base
+        }
+    };
     let resp = http
         .post(format!("{from}/api/conversations/{id}/export"))
         .header("X-Session-API-Key", KEY)
-        .json(&json!({}))
+        .json(&json!({"base_commit": base}))
         .send()
         .await
         .unwrap();
@@ -76,7 +114,7 @@ async fn hop(http: &reqwest::Client, from: &str, to: &str, id: &str, working_dir
         )
         .text(
             "options",
-            json!({"working_dir": working_dir.to_string_lossy(), "pending": true}).to_string(),
+            json!({"working_dir": working_dir.map(|d| d.to_string_lossy().into_owned()), "pending": true}).to_string(),
         );
     let resp = http
         .post(format!("{to}/api/conversations/import"))
@@ -157,6 +195,7 @@ fn main() {
             "workspace": {"kind": "LocalWorkspace", "working_dir": ws.to_string_lossy()},
             "initial_message": {"role": "user", "content": [{"type": "text", "text": "count"}], "run": true},
         });
+        let mut back = Vec::new();
         let (totals, readies, capsule, mut exports, mut imports) = rt.block_on(async {
             let (status, info) = tandem_e2e::api(
                 &http,
@@ -187,13 +226,33 @@ fn main() {
             for n in 0..runs * 2 {
                 let (from, to) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
                 let target_dir = dir.path().join(format!("hop-{n}"));
-                let h = hop(&http, &from.url, &to.url, &id, &target_dir).await;
+                let h = hop(&http, &from.url, &to.url, &id, Some(&target_dir)).await;
                 totals.push(h.total_s);
                 readies.push(h.ready_s);
                 exports.push(h.export_s);
                 imports.push(h.import_s);
                 capsule = h.capsule_bytes;
             }
+            // Back and forth onto the records each side keeps, 1% of the workspace new each
+            // time (as if the agent had written it).
+            let (mut back_totals, mut back_capsules) = (Vec::new(), Vec::new());
+            for n in 0..runs * 2 {
+                let (from, to) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
+                let (_, info) = tandem_e2e::api(
+                    &http,
+                    reqwest::Method::GET,
+                    &format!("{}/api/conversations/{id}", from.url),
+                    KEY,
+                    None,
+                )
+                .await;
+                let here = Path::new(info["workspace"]["working_dir"].as_str().unwrap()).to_owned();
+                fill_one(&here, &format!("new-{n}.bin"), files * each / 100, n as u64);
+                let h = hop(&http, &from.url, &to.url, &id, None).await;
+                back_totals.push(h.total_s);
+                back_capsules.push(h.capsule_bytes as f64);
+            }
+            back.push((back_totals, back_capsules));
             (totals, readies, capsule, exports, imports)
         });
         let workspace = (files * each) as f64;
@@ -223,11 +282,38 @@ fn main() {
             "  pause-to-running gap (paused on the source → runnable on the target): p50 {ready50:.2} s, p95 {ready95:.2} s"
         );
         println!(
-            "  capsule {:.2} MB against a workspace delta of {:.2} MB: {:.2}×",
+            "  capsule {:.2} MB against a workspace delta of {:.2} MB (no base shared: all of it): {:.2}×",
             capsule as f64 / 1e6,
             workspace / 1e6,
             capsule as f64 / workspace
         );
+        if let Some((mut back_totals, mut back_capsules)) = back.pop() {
+            let delta = (files * each / 100) as f64;
+            let b50 = percentile(&mut back_totals, 0.5);
+            let b95 = percentile(&mut back_totals, 0.95);
+            println!(
+                "  moved back onto its record, 1% new ({:.2} MB) each time: p50 {b50:.2} s, p95 {b95:.2} s{}",
+                delta / 1e6,
+                if label == "100 MB" {
+                    format!(
+                        " ({} the 5 s goal, ratio {:.2})",
+                        if b95 <= GOAL_100MB_S {
+                            "meets"
+                        } else {
+                            "MISSES"
+                        },
+                        b95 / GOAL_100MB_S
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            println!(
+                "  its capsule p50 {:.2} MB against that delta: {:.2}×",
+                percentile(&mut back_capsules, 0.5) / 1e6,
+                percentile(&mut back_capsules, 0.5) / delta
+            );
+        }
         drop(a);
         drop(b);
     }

@@ -91,6 +91,10 @@ pub struct WorkspaceRef {
     pub tree: String,
     /// The folder it was in on the source.
     pub source_dir: String,
+    /// A commit the target has (the workspace as it left that server): the bundle carries only
+    /// what changed since, and the target brings that folder up to `commit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// The conversation's LLM, by reference: the target resolves it from its own profiles (or an
@@ -215,9 +219,8 @@ fn wanted(rel: &Path, replay: bool) -> bool {
         })
         .unwrap_or_default();
     match first {
-        "browser-profile" | "bash_events" | MOVED_FILE | ARRIVING_FILE | "tandem_shell.json" => {
-            false
-        }
+        "browser-profile" | "bash_events" | MOVED_FILE | ARRIVING_FILE | EXPORTED_FILE
+        | "tandem_shell.json" => false,
         "replay" => replay,
         "" => false,
         _ => true,
@@ -227,6 +230,10 @@ fn wanted(rel: &Path, replay: bool) -> bool {
 /// The file that marks a conversation as moved elsewhere (written by the server that fences
 /// it); never part of a capsule.
 pub const MOVED_FILE: &str = "tandem_moved.json";
+
+/// The file recording the workspace a conversation's last export carried (`{commit,
+/// working_dir}`): a later move back here needs only what changed since.
+pub const EXPORTED_FILE: &str = "tandem_exported.json";
 
 /// The file that marks a conversation as arriving here from another server (imported with
 /// `pending`): read-only until the move ends.

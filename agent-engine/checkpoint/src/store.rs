@@ -548,6 +548,12 @@ impl Store {
     /// Writes a git bundle of `commits` (checkpoints, and what they reach) to `out`, for a
     /// trace; `false` (nothing written) when none of them is in the store.
     pub fn bundle(&self, commits: &[String], out: &Path) -> Result<bool> {
+        self.bundle_since(commits, None, out)
+    }
+
+    /// [`bundle`](Self::bundle) without what `base` holds (a commit the reader has: the
+    /// bundle then needs it, and carries only what changed since).
+    pub fn bundle_since(&self, commits: &[String], base: Option<&str>, out: &Path) -> Result<bool> {
         let _lock = self.lock()?;
         let mut query = String::new();
         for c in commits {
@@ -578,7 +584,28 @@ impl Store {
         }
         self.git
             .run_with_input(&["update-ref", "--stdin"], Some(create.as_bytes()))?;
-        let listed = refs.join("\n") + "\n";
+        let mut listed = refs.join("\n") + "\n";
+        let mut carrier = None;
+        if let Some(base) = base {
+            // git leaves out what `base` holds only for the commits it is a parent of: one
+            // commit (of the empty tree) with `base` and every bundled commit as parents
+            // makes it the edge of them all.
+            let mut args = vec!["commit-tree".to_owned(), EMPTY_TREE.to_owned()];
+            args.extend(["-p".to_owned(), base.to_owned()]);
+            for id in &present {
+                args.extend(["-p".to_owned(), id.clone()]);
+            }
+            args.extend([
+                "-m".to_owned(),
+                "tandem: what changed since the base".to_owned(),
+            ]);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let made = self.git.line(&args)?;
+            let name = format!("{PREFIX}since");
+            self.git.run(&["update-ref", &name, &made])?;
+            listed.push_str(&format!("{name}\n^{base}\n"));
+            carrier = Some(name);
+        }
         let out_arg = out.to_string_lossy();
         // Fast over small: big files (media, data, builds) are not searched for deltas and
         // everything is deflated at the fastest level; text keeps its deltas between
@@ -600,7 +627,7 @@ impl Store {
         );
         // The refs go whatever the bundle did: they would keep objects from gc.
         let mut delete = String::new();
-        for name in &refs {
+        for name in refs.iter().chain(&carrier) {
             delete.push_str(&format!("delete {name}\n"));
         }
         let deleted = self
@@ -636,6 +663,29 @@ impl Store {
         self.git.run(&["read-tree", commit])?;
         self.git.run(&["checkout-index", "--all", "--force"])?;
         self.write_tree()
+    }
+
+    /// Whether `commit` is a commit of this store.
+    pub fn has_commit(&self, commit: &str) -> bool {
+        self.git
+            .run(&["cat-file", "-e", &format!("{commit}^{{commit}}")])
+            .is_ok()
+    }
+
+    /// Brings the workspace from `base` (a commit whose files it holds) to `commit`, writing
+    /// only what changed (files added, changed and removed); `None` when the workspace no
+    /// longer holds `base`'s files (nothing is written then). Answers the tree afterwards.
+    pub fn advance(&self, base: &str, commit: &str) -> Result<Option<String>> {
+        let _lock = self.lock()?;
+        self.prepare()?;
+        // The index as the files are now, so the merge below knows them.
+        let now = self.write_tree()?;
+        let base_tree = self.tree_of(base)?;
+        if now != base_tree {
+            return Ok(None);
+        }
+        self.git.run(&["read-tree", "-m", "-u", base, commit])?;
+        Ok(Some(self.write_tree()?))
     }
 
     /// Packs the store's objects and drops what no checkpoint reaches.

@@ -266,11 +266,13 @@ async fn export_request(
     args: &MoveArgs,
     id: &str,
     source: &Side,
+    base: Option<&str>,
 ) -> Result<reqwest::Response, RemoteError> {
     let body = json!({
         "force": args.force,
         "include_replay": args.include_replay,
         "source_url": source.url(),
+        "base_commit": base,
     });
     let path = format!("/api/conversations/{id}/export");
     let req = source
@@ -282,7 +284,7 @@ async fn export_request(
 
 /// The conversation's capsule from the source.
 pub(crate) async fn export_capsule(args: &MoveArgs, id: &str, source: &Side) -> Result<Vec<u8>> {
-    let resp = export_request(args, id, source)
+    let resp = export_request(args, id, source, None)
         .await
         .context("export refused; the conversation stays where it is")?;
     Ok(resp
@@ -364,7 +366,24 @@ async fn do_move(
     eprintln!("· phase export");
     let scratch = tempfile::tempdir().context("cannot make a scratch folder")?;
     let capsule = scratch.path().join("conversation.tandem-capsule");
-    let resp = match export_request(args, id, source).await {
+    // Moving back onto a record the target keeps, into the folder it left: only what changed
+    // since travels.
+    let base = match working_dir {
+        Some(_) => None,
+        None => target
+            .client
+            .get_json::<Value>(&format!("/api/conversations/{id}/moved"), &[])
+            .await
+            .ok()
+            .and_then(|r| r["workspace_base"].as_str().map(str::to_owned)),
+    };
+    if let Some(base) = &base {
+        eprintln!(
+            "· the target still holds the workspace as it left ({}): only what changed travels",
+            &base[..12.min(base.len())]
+        );
+    }
+    let resp = match export_request(args, id, source, base.as_deref()).await {
         Ok(resp) => resp,
         // A move that was cut off after its fence: the source let go already, only the
         // arrival is left to do.

@@ -19,7 +19,7 @@ use axum::Json;
 use axum::extract::{Multipart, Path as UrlPath, State};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use tandem_capsule::{ARRIVING_FILE, LlmRef, MOVED_FILE, Manifest, WorkspaceRef};
+use tandem_capsule::{ARRIVING_FILE, EXPORTED_FILE, LlmRef, MOVED_FILE, Manifest, WorkspaceRef};
 use tandem_checkpoint::RecordLog;
 use tandem_protocol::api::{
     ArrivalRequest, ExportConversationRequest, ImportConversationOptions, ImportedConversation,
@@ -39,6 +39,34 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(60);
 pub fn moved_to(dir: &Path) -> Option<MovedTo> {
     let bytes = std::fs::read(dir.join(MOVED_FILE)).ok()?;
     serde_json::from_slice(&bytes).ok()
+}
+
+/// Whether `s` looks like a git object id (hex, 40 or 64 characters).
+fn is_commit_id(s: &str) -> bool {
+    matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The workspace the last export of conversation `dir` carried, `(commit, folder)`, when
+/// that folder still holds exactly its files and the store still has the commit: a move back
+/// here can then carry only what changed since.
+fn exported_base(dir: &Path, checkpoints_home: Option<&Path>) -> Option<(String, PathBuf)> {
+    let home = checkpoints_home?;
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(EXPORTED_FILE)).ok()?).ok()?;
+    let commit = record["commit"]
+        .as_str()
+        .filter(|c| is_commit_id(c))?
+        .to_owned();
+    let folder = PathBuf::from(record["working_dir"].as_str()?);
+    if !folder.is_dir() {
+        return None;
+    }
+    let store = tandem_checkpoint::Store::open(home, &folder).ok()?;
+    if !store.has_commit(&commit) {
+        return None;
+    }
+    let now = store.snapshot().ok()?;
+    (now == store.tree_of(&commit).ok()?).then_some((commit, folder))
 }
 
 /// Where conversation `dir` is arriving from, when it is (imported as pending, its move not
@@ -393,13 +421,28 @@ fn write_capsule(
                     .into_iter()
                     .map(|c| c.id),
             );
+            // Only what changed since a commit the target has, when this store has it too.
+            let base = request
+                .base_commit
+                .as_deref()
+                .filter(|b| is_commit_id(b) && store.has_commit(b));
             store
-                .bundle(&commits, &bundle)
+                .bundle_since(&commits, base, &bundle)
                 .map_err(|e| format!("the workspace cannot be bundled: {e}"))?;
+            let exported = serde_json::json!({
+                "commit": taken.commit,
+                "working_dir": live.workspace.to_string_lossy(),
+            });
+            if let Err(e) =
+                tandem_fs::atomic_write(&dir.join(EXPORTED_FILE), exported.to_string().as_bytes())
+            {
+                tracing::warn!("a move back here will carry the whole workspace: {e}");
+            }
             Some(WorkspaceRef {
                 commit: taken.commit,
                 tree: taken.tree,
                 source_dir: live.workspace.to_string_lossy().into_owned(),
+                base: base.map(str::to_owned),
             })
         }
         _ => None,
@@ -682,6 +725,30 @@ fn place_workspace(
             Value::Null,
         ));
     };
+    if let (Some(base), Some(home)) = (&ws.base, checkpoints_home) {
+        // A delta into the folder it left: only what changed is written.
+        let store = tandem_checkpoint::Store::open(home, working_dir)
+            .map_err(|e| ApiError::Internal(format!("the workspace's store: {e}")))?;
+        store
+            .import_bundle(bundle)
+            .map_err(|e| ApiError::Internal(format!("cannot read the capsule's workspace: {e}")))?;
+        let tree = store
+            .advance(base, &ws.commit)
+            .map_err(|e| ApiError::Internal(format!("cannot write the workspace: {e}")))?
+            .ok_or_else(|| {
+                ApiError::Conflict(format!(
+                    "{} changed since the conversation left it: move it again (it is then sent whole)",
+                    working_dir.display()
+                ))
+            })?;
+        if tree != ws.tree {
+            return Err(ApiError::Internal(format!(
+                "the workspace came out different from the source's (tree {tree}, expected {})",
+                ws.tree
+            )));
+        }
+        return give_to_owner(working_dir);
+    }
     std::fs::create_dir_all(working_dir).map_err(|e| {
         ApiError::Conflict(format!(
             "cannot make the workspace {}: {e}",
@@ -758,8 +825,20 @@ fn give_to_owner(working_dir: &Path) -> std::result::Result<(), ApiError> {
 fn working_dir_for(
     options: &ImportConversationOptions,
     manifest: &Manifest,
+    record: Option<&Path>,
     state: &AppState,
 ) -> Result<PathBuf> {
+    // A delta comes back into the folder it left (the one holding its base).
+    let base = manifest.workspace.as_ref().and_then(|w| w.base.as_deref());
+    if let Some(base) = base {
+        let held = record.and_then(|r| exported_base(r, state.config.checkpoints_home.as_deref()));
+        return match held {
+            Some((commit, folder)) if commit == base => Ok(folder),
+            _ => Err(ApiError::Conflict(
+                "the capsule carries only what changed since a workspace this server no longer holds as it was: move it again (it is then sent whole)".into(),
+            )),
+        };
+    }
     match options.working_dir.as_deref().map(str::trim) {
         Some(dir) if !dir.is_empty() => {
             let dir = PathBuf::from(dir);
@@ -838,7 +917,7 @@ fn place(
             )));
         }
     }
-    let working_dir = working_dir_for(options, &opened.manifest, state)?;
+    let working_dir = working_dir_for(options, &opened.manifest, replaced.as_deref(), state)?;
     let made = !working_dir.exists();
     if options.pending {
         // Placed with its mark, in the same rename: it never runs here before its move ends.
@@ -1190,6 +1269,29 @@ pub async fn moved(
         .map_err(|e| ApiError::Internal(format!("cannot record the move: {e}")))?;
     state.registry.retire(&id).await?;
     tracing::info!(conversation = %id, to = %record.url, "the conversation moved away: it is a read-only record here");
+    Ok(Json(record))
+}
+
+/// `GET /api/conversations/{id}/moved`: where the conversation went, and the workspace this
+/// server still holds for a move back (`workspace_base`); 404 when it did not move away.
+pub async fn moved_record(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Json<MovedTo>> {
+    let id = conversation_id(&id)?;
+    let dir = state
+        .registry
+        .store()
+        .dir_for(&id)
+        .map_err(|_| ApiError::NotFound)?;
+    let mut record = moved_to(&dir).ok_or(ApiError::NotFound)?;
+    let home = state.config.checkpoints_home.clone();
+    record.workspace_base =
+        tokio::task::spawn_blocking(move || exported_base(&dir, home.as_deref()))
+            .await
+            .ok()
+            .flatten()
+            .map(|(commit, _)| commit);
     Ok(Json(record))
 }
 

@@ -502,6 +502,10 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .ok::<MovedTo>()
             .tandem()
             .doc("Body MovedTo {url, conversation_id, last_event_id?}: the conversation continues there (after its import succeeded); here it becomes a read-only record — reads still answer, every write and every socket but the events' answers 409 {detail, code: moved, moved_to}. Repeating it is harmless; 409 while it runs, or when its newest event here is not last_event_id (it went on since the export)."),
+        Route::get("/api/conversations/{conversation_id}/moved", move_routes::moved_record)
+            .ok::<MovedTo>()
+            .tandem()
+            .doc("Where a conversation that moved away went (MovedTo), with workspace_base: the workspace commit this server still holds, unchanged, in the folder the conversation left. Export with it as base_commit and the capsule carries only what changed since; the import then brings that folder up to date. 404 when it did not move away."),
         Route::post("/api/conversations/{conversation_id}/arrival", move_routes::arrival)
             .body::<ArrivalRequest>()
             .ok::<ConversationInfo>()

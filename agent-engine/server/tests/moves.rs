@@ -544,3 +544,98 @@ async fn an_arriving_copy_runs_only_once_its_move_ends() {
         .await;
     assert_eq!(status, 200);
 }
+
+/// Moving back onto the record it left, a conversation carries only what changed since: the
+/// folder it left is brought up to date in place (files changed, added and removed). A folder
+/// changed meanwhile is not a base: the delta is refused, naming why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_move_back_carries_only_what_changed_into_the_folder_it_left() {
+    let a = TestServer::start().await;
+    let b = TestServer::start().await;
+    let mut big = vec![0u8; 2 << 20];
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for byte in &mut big {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *byte = x as u8;
+    }
+    std::fs::write(a.workspace.join("big.bin"), &big).unwrap();
+    std::fs::write(a.workspace.join("gone.txt"), "to be removed").unwrap();
+    let llm = harness::llm(vec![
+        Step::tool_call("terminal", json!({"command": "printf v1 > notes.txt"})),
+        Step::tool_call("finish", json!({"message": "one"})),
+        Step::tool_call(
+            "terminal",
+            json!({"command": "printf v2 > notes.txt && rm gone.txt && printf new > added.txt"}),
+        ),
+        Step::tool_call("finish", json!({"message": "two"})),
+    ]);
+    let id = a.create(&llm, json!({})).await;
+    a.message(&id, "first", true).await;
+    a.wait_status(&id, &["finished"]).await;
+    let (status, capsule) = export(&a, &id, json!({})).await;
+    assert_eq!(status, 200);
+    assert!(capsule.len() > 2 << 20, "the first move carries everything");
+    let (status, imported) = import(&b, capsule, json!({})).await;
+    assert_eq!(status, 201, "{imported}");
+    let fence = json!({"url": b.url(""), "conversation_id": id, "last_event_id": imported["last_event_id"]});
+    let (status, _) = a
+        .post(&format!("/api/conversations/{id}/moved"), fence)
+        .await;
+    assert_eq!(status, 200);
+    b.message(&id, "second", true).await;
+    b.wait_status(&id, &["finished"]).await;
+
+    // A still holds the folder as it left: a base.
+    let (status, record) = a.get(&format!("/api/conversations/{id}/moved")).await;
+    assert_eq!(status, 200, "{record}");
+    let base = record["workspace_base"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no base: {record}"))
+        .to_owned();
+    let (status, delta) = export(&b, &id, json!({"base_commit": base})).await;
+    assert_eq!(status, 200);
+    assert!(
+        delta.len() < 256 << 10,
+        "only what changed: {} bytes",
+        delta.len()
+    );
+
+    // A folder changed meanwhile is no base: refused, nothing written.
+    std::fs::write(a.workspace.join("stray.txt"), "meanwhile").unwrap();
+    let (status, body) = import(&a, delta.clone(), json!({})).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.to_string().contains("move it again"), "{body}");
+    assert_eq!(
+        std::fs::read_to_string(a.workspace.join("notes.txt")).unwrap(),
+        "v1"
+    );
+    let (_, record) = a.get(&format!("/api/conversations/{id}/moved")).await;
+    assert!(record["workspace_base"].is_null(), "{record}");
+    std::fs::remove_file(a.workspace.join("stray.txt")).unwrap();
+
+    // As it left: brought up to date in place.
+    let (status, imported) = import(&a, delta, json!({})).await;
+    assert_eq!(status, 201, "{imported}");
+    assert_eq!(
+        std::path::Path::new(imported["working_dir"].as_str().unwrap())
+            .canonicalize()
+            .unwrap(),
+        a.workspace.canonicalize().unwrap(),
+        "the folder it left"
+    );
+    assert_eq!(
+        std::fs::read_to_string(a.workspace.join("notes.txt")).unwrap(),
+        "v2"
+    );
+    assert_eq!(
+        std::fs::read_to_string(a.workspace.join("added.txt")).unwrap(),
+        "new"
+    );
+    assert!(
+        !a.workspace.join("gone.txt").exists(),
+        "removed there, removed here"
+    );
+    assert_eq!(std::fs::read(a.workspace.join("big.bin")).unwrap(), big);
+}

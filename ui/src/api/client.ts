@@ -266,6 +266,10 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
     markMoved(id: string, to: MovedTo): Promise<MovedTo> {
       return raw("mark moved", "POST", `/api/conversations/${enc(id)}/moved`, to);
     },
+    /** Tandem: where a conversation that moved away went, and the workspace commit this server still holds for a move back (`workspace_base`). */
+    movedRecord(id: string): Promise<MovedTo> {
+      return raw("moved record", "GET", `/api/conversations/${enc(id)}/moved`);
+    },
     /** Tandem: ends a move toward this server: accepted, the arriving conversation runs here; rejected, its copy is deleted. */
     async arrival(id: string, accept: boolean): Promise<void> {
       await raw("arrival", "POST", `/api/conversations/${enc(id)}/arrival`, { accept });

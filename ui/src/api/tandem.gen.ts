@@ -785,7 +785,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Where a conversation that moved away went (MovedTo), with workspace_base: the workspace commit this server still holds, unchanged, in the folder the conversation left. Export with it as base_commit and the capsule carries only what changed since
+         * @description Where a conversation that moved away went (MovedTo), with workspace_base: the workspace commit this server still holds, unchanged, in the folder the conversation left. Export with it as base_commit and the capsule carries only what changed since; the import then brings that folder up to date. 404 when it did not move away. (Tandem addition.)
+         */
+        get: operations["get_api_conversations__conversation_id__moved"];
         put?: never;
         /**
          * Body MovedTo {url, conversation_id, last_event_id?}: the conversation continues there (after its import succeeded)
@@ -2588,6 +2592,11 @@ export interface components {
         /** @description `POST /api/conversations/{id}/export`: how to export. */
         ExportConversationRequest: {
             /**
+             * @description A workspace commit the target has (`workspace_base` of its `GET …/moved`): the capsule
+             *     then carries only what changed since, when this server has that commit too.
+             */
+            base_commit?: string | null;
+            /**
              * @description Pause a running conversation (interrupting the tool in flight) and reject the actions
              *     waiting for approval, instead of refusing with 409.
              */
@@ -3148,6 +3157,12 @@ export interface components {
             moved_at?: string | null;
             /** @description The server it continues on. */
             url: string;
+            /**
+             * @description In `GET …/moved`: the workspace commit this server still holds in the folder the
+             *     conversation left (unchanged since); a move back exports with it as `base_commit` and
+             *     sends only what changed.
+             */
+            workspace_base?: string | null;
         };
         /** @description `POST /api/conversations/{id}/navigate` (upstream 1.58's `NavigateConversationRequest`). */
         NavigateConversationRequest: {
@@ -5796,6 +5811,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SuccessResponse"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_conversations__conversation_id__moved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MovedTo"];
                 };
             };
             /** @description Missing or wrong session key: {"detail":"Unauthorized"} */

@@ -28,6 +28,10 @@ pub struct ExportConversationRequest {
     /// server names one itself when a profile of its own has the conversation's model).
     #[serde(default)]
     pub llm_profile: Option<String>,
+    /// A workspace commit the target has (`workspace_base` of its `GET …/moved`): the capsule
+    /// then carries only what changed since, when this server has that commit too.
+    #[serde(default)]
+    pub base_commit: Option<String>,
 }
 
 /// The `options` part of `POST /api/conversations/import` (beside the `capsule` part).
@@ -93,4 +97,9 @@ pub struct MovedTo {
     /// conversation has gone on here since it was exported, so no event is left behind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_event_id: Option<String>,
+    /// In `GET …/moved`: the workspace commit this server still holds in the folder the
+    /// conversation left (unchanged since); a move back exports with it as `base_commit` and
+    /// sends only what changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_base: Option<String>,
 }

@@ -10,14 +10,18 @@ import { moveConversation } from "./move";
 const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 /** Two servers' move routes: the source exports and is fenced (or refuses with `keep`), the target imports (or refuses with `refuse`) and takes the arrival. */
-function servers(o: { refuse?: string; keep?: string } = {}) {
+function servers(o: { refuse?: string; keep?: string; base?: string } = {}) {
   const calls: string[] = [];
   let importOptions: unknown = null;
   let fence: unknown = null;
+  let exportBody: unknown = null;
   const source: FetchLike = async (req) => {
     const path = new URL(req.url).pathname;
     calls.push(`source ${req.method} ${path}`);
-    if (path === "/api/conversations/c1/export") return new Response("capsule-bytes", { status: 200 });
+    if (path === "/api/conversations/c1/export") {
+      exportBody = await req.json();
+      return new Response("capsule-bytes", { status: 200 });
+    }
     if (path === "/api/conversations/c1/moved") {
       if (o.keep) return json({ detail: o.keep, code: "conflict" }, 409);
       fence = await req.json();
@@ -39,6 +43,11 @@ function servers(o: { refuse?: string; keep?: string } = {}) {
     async arrival(id: string, accept: boolean) {
       calls.push(`target arrival ${id} ${accept ? "accept" : "reject"}`);
     },
+    async movedRecord(id: string) {
+      calls.push(`target record ${id}`);
+      if (!o.base) throw new ApiError("not_found", "Not Found", 404, "Not Found");
+      return { url: "http://a", conversation_id: id, workspace_base: o.base };
+    },
   };
   return {
     source: createApi({ baseUrl: "http://a", key: "ka" }, source),
@@ -46,6 +55,7 @@ function servers(o: { refuse?: string; keep?: string } = {}) {
     calls,
     importOptions: () => importOptions,
     fence: () => fence,
+    exportBody: () => exportBody,
   };
 }
 
@@ -66,6 +76,16 @@ describe("moving a conversation", () => {
     ]);
     expect(s.importOptions()).toEqual({ working_dir: "/t/ws", pending: true });
     expect(s.fence()).toEqual({ url: "http://b", conversation_id: "c1", last_event_id: "e12" });
+  });
+
+  it("moving back onto the record the target keeps, asks only for what changed", async () => {
+    const s = servers({ base: "c0ffee" });
+    await moveConversation({ source: s.source, target: s.target, conversationId: "c1", force: false });
+    expect(s.exportBody()).toEqual({ force: false, base_commit: "c0ffee" });
+    expect(s.importOptions()).toEqual({ pending: true });
+    const fresh = servers();
+    await moveConversation({ source: fresh.source, target: fresh.target, conversationId: "c1", force: false });
+    expect(fresh.exportBody()).toEqual({ force: false, base_commit: null });
   });
 
   it("abandons the target's copy when the source does not let go", async () => {

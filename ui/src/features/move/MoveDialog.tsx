@@ -11,7 +11,7 @@ export interface MoveDialogProps {
   source: Pick<Api, "exportCapsule" | "markMoved">;
   conversationId: string;
   /** The backends it can move to, with each one's API. */
-  targets: readonly { backend: Backend; api: Pick<Api, "importCapsule" | "arrival" | "baseUrl"> }[];
+  targets: readonly { backend: Backend; api: Pick<Api, "importCapsule" | "arrival" | "baseUrl"> & Partial<Pick<Api, "movedRecord">> }[];
   onClose(): void;
   onMoved(target: Backend, imported: ImportedConversation): void;
 }

@@ -12,7 +12,7 @@ export type MoveStep = "export" | "import" | "fence" | "arrival";
 
 export interface MoveRequest {
   source: Pick<Api, "exportCapsule" | "markMoved">;
-  target: Pick<Api, "importCapsule" | "arrival" | "baseUrl">;
+  target: Pick<Api, "importCapsule" | "arrival" | "baseUrl"> & Partial<Pick<Api, "movedRecord">>;
   conversationId: string;
   /** Pause a running conversation and reject pending approvals instead of refusing. */
   force: boolean;
@@ -59,8 +59,10 @@ export async function moveConversation(r: MoveRequest): Promise<ImportedConversa
     }
   };
   const abandon = () => r.target.arrival(r.conversationId, false).catch(() => undefined);
-  const capsule = await step("export", () => r.source.exportCapsule(r.conversationId, { force: r.force }));
   const workingDir = r.workingDir?.trim();
+  // Back onto a record the target keeps, into the folder it left: only what changed travels.
+  const base = workingDir ? null : ((await r.target.movedRecord?.(r.conversationId).catch(() => null))?.workspace_base ?? null);
+  const capsule = await step("export", () => r.source.exportCapsule(r.conversationId, { force: r.force, base_commit: base }));
   const options = workingDir ? { working_dir: workingDir, pending: true } : { pending: true };
   const imported = await step("import", () => r.target.importCapsule(capsule, options));
   try {
