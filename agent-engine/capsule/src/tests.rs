@@ -46,6 +46,7 @@ fn manifest() -> Manifest {
             commit: "c".repeat(40),
             tree: "t".repeat(40),
             source_dir: "/work".into(),
+            base: None,
         }),
         llm: LlmRef {
             model: "openai/gpt".into(),

@@ -100,9 +100,9 @@ fn check_not_moved(state: &AppState, id: &str) -> Result<()> {
 }
 
 /// Refuses whatever would change a conversation that moved away or is arriving: every method
-/// but GET, HEAD, OPTIONS and DELETE on `/api/conversations/{id}/…` (but the arrival that
-/// ends a move), and every socket of it but the events' (which stays readable; a message sent
-/// on it is refused there).
+/// but GET, HEAD, OPTIONS and DELETE on `/api/conversations/{id}/…` (but the fence and the
+/// arrival of a move), and every socket of it but the events' (which stays readable; a message
+/// sent on it is refused there).
 pub async fn moved_guard(
     State(state): State<AppState>,
     request: axum::extract::Request,
@@ -117,8 +117,10 @@ pub async fn moved_guard(
     let target = if let Some(rest) = path.strip_prefix("/api/conversations/") {
         let mut parts = rest.split('/');
         let id = parts.next();
-        let arrival = parts.next() == Some("arrival") && parts.next().is_none();
-        (writing && !arrival).then_some(id).flatten()
+        // The hand-over's own steps answer for themselves (a fence repeated after a crash is
+        // harmless, the arrival ends an arriving copy).
+        let hand_over = matches!(parts.next(), Some("arrival" | "moved")) && parts.next().is_none();
+        (writing && !hand_over).then_some(id).flatten()
     } else if let Some(rest) = path.strip_prefix("/sockets/") {
         let mut parts = rest.split('/');
         match (parts.next(), parts.next()) {

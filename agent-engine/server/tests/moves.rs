@@ -515,9 +515,16 @@ async fn an_arriving_copy_runs_only_once_its_move_ends() {
     assert_eq!(status, 201, "{imported}");
     let fence = json!({"url": b.url(""), "conversation_id": id, "last_event_id": imported["last_event_id"]});
     let (status, body) = a
-        .post(&format!("/api/conversations/{id}/moved"), fence)
+        .post(&format!("/api/conversations/{id}/moved"), fence.clone())
         .await;
     assert_eq!(status, 200, "{body}");
+    let (status, body) = a
+        .post(&format!("/api/conversations/{id}/moved"), fence)
+        .await;
+    assert_eq!(
+        status, 200,
+        "a fence repeated (after a crash cut its answer) is harmless: {body}"
+    );
     let (status, info) = b
         .post(
             &format!("/api/conversations/{id}/arrival"),
