@@ -31,20 +31,14 @@ fn quote(text: &str) -> String {
     format!("{cut}…")
 }
 
-/// The events of the conversation folder `dir`, in order.
-fn events(dir: &Path) -> Vec<Value> {
-    let mut files: Vec<_> = std::fs::read_dir(dir.join("events"))
-        .map(|r| r.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.retain(|p: &std::path::PathBuf| {
-        p.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("event-"))
-    });
-    files.sort();
-    files
+/// The events of the conversation folder `dir`, in log order, as JSON.
+fn events(dir: &Path) -> Result<Vec<Value>> {
+    let loaded = tandem_sdk::EventLog::read(&dir.join("events")).context("the capsule's events")?;
+    Ok(loaded
+        .json
         .iter()
-        .filter_map(|p| serde_json::from_slice(&std::fs::read(p).ok()?).ok())
-        .collect()
+        .filter_map(|bytes| serde_json::from_slice(bytes).ok())
+        .collect())
 }
 
 fn text_of(message: &Value) -> String {
@@ -209,7 +203,7 @@ pub async fn to_upstream(
     }
 
     eprintln!("· phase create");
-    let events = events(&opened.conversation_dir);
+    let events = events(&opened.conversation_dir)?;
     let text = summary(
         opened.manifest.title.as_deref(),
         source.url(),

@@ -89,13 +89,18 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// 409 when conversation `id` (dashed) moved away or is arriving.
-fn check_not_moved(state: &AppState, id: &str) -> Result<()> {
-    let dir = state
+/// The folder of conversation `id` (dashed) on this server (404 for an id it cannot name).
+fn conversation_dir(state: &AppState, id: &str) -> Result<PathBuf> {
+    state
         .registry
         .store()
         .dir_for(id)
-        .map_err(|_| ApiError::NotFound)?;
+        .map_err(|_| ApiError::NotFound)
+}
+
+/// 409 when conversation `id` (dashed) moved away or is arriving.
+fn check_not_moved(state: &AppState, id: &str) -> Result<()> {
+    let dir = conversation_dir(state, id)?;
     check_dir(&dir)
 }
 
@@ -1132,11 +1137,7 @@ async fn import_capsule(state: AppState, mut multipart: Multipart) -> Result<Res
     })?;
     let llm = resolve_llm(&manifest.llm, options.llm.as_ref(), &state)?;
     let id = conversation_id(&manifest.conversation_id)?;
-    let existing = state
-        .registry
-        .store()
-        .dir_for(&id)
-        .map_err(|_| ApiError::NotFound)?;
+    let existing = conversation_dir(&state, &id)?;
     if moved_to(&existing).is_some() {
         // A record of an earlier move, open for reading: it is replaced if the capsule
         // continues it (checked while placing).
@@ -1234,11 +1235,7 @@ pub async fn moved(
             Value::from(body.conversation_id.clone()),
         )
     })?;
-    let dir = state
-        .registry
-        .store()
-        .dir_for(&id)
-        .map_err(|_| ApiError::NotFound)?;
+    let dir = conversation_dir(&state, &id)?;
     if let Some(to) = moved_to(&dir) {
         if to.url == body.url && to.conversation_id == body.conversation_id {
             return Ok(Json(to));
@@ -1281,11 +1278,7 @@ pub async fn moved_record(
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<MovedTo>> {
     let id = conversation_id(&id)?;
-    let dir = state
-        .registry
-        .store()
-        .dir_for(&id)
-        .map_err(|_| ApiError::NotFound)?;
+    let dir = conversation_dir(&state, &id)?;
     let mut record = moved_to(&dir).ok_or(ApiError::NotFound)?;
     let home = state.config.checkpoints_home.clone();
     record.workspace_base =
@@ -1306,11 +1299,7 @@ pub async fn arrival(
     Json(body): Json<ArrivalRequest>,
 ) -> Result<Response> {
     let id = conversation_id(&id)?;
-    let dir = state
-        .registry
-        .store()
-        .dir_for(&id)
-        .map_err(|_| ApiError::NotFound)?;
+    let dir = conversation_dir(&state, &id)?;
     let mark = arriving(&dir);
     if body.accept {
         if !dir.is_dir() {
