@@ -34,6 +34,8 @@ use crate::{AppState, info};
 
 /// How long an export waits for a forced pause to reach a step boundary.
 const STOP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long an export waits for a loop that already stopped stepping to write its last state.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where conversation `dir` moved, when it did.
 pub fn moved_to(dir: &Path) -> Option<MovedTo> {
@@ -153,6 +155,20 @@ async fn stopped(live: &Live) -> bool {
 /// Brings `live` to a step boundary: nothing running, no action waiting for approval.
 /// Without `force` a conversation that is not there is refused with 409 naming why.
 async fn step_boundary(live: &Live, force: bool) -> Result<()> {
+    // A loop whose status already says it stopped (finished, paused, waiting) is only writing
+    // its last state: that is a step boundary, so wait for it rather than refuse.
+    if live.running()
+        && matches!(
+            live.handle.status(),
+            ExecutionStatus::Finished
+                | ExecutionStatus::Paused
+                | ExecutionStatus::WaitingForConfirmation
+                | ExecutionStatus::Error
+                | ExecutionStatus::Stuck
+        )
+    {
+        let _ = tokio::time::timeout(SETTLE_TIMEOUT, live.handle.wait_until_stopped()).await;
+    }
     let waiting = live.handle.status() == ExecutionStatus::WaitingForConfirmation;
     let running = live.running();
     if !force {
