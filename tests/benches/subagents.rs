@@ -100,6 +100,7 @@ async fn round(server: &ScriptedLlmServer) -> f64 {
             llm,
             tools,
             checkpoints: None,
+            run_gate: None,
         },
     )
     .await

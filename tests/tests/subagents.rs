@@ -128,6 +128,7 @@ impl Fixture {
             llm: Arc::clone(&self.llm),
             tools,
             checkpoints: None,
+            run_gate: None,
         };
         Conversation::create(&self.store, options, runtime)
             .await

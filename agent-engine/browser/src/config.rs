@@ -22,14 +22,19 @@ pub struct BrowserConfig {
     pub recordings_dir: PathBuf,
 }
 
+/// The Chromium binary conversations use: `TANDEM_CHROMIUM`, else `/usr/bin/chromium`.
+pub fn chromium_executable() -> PathBuf {
+    std::env::var_os("TANDEM_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"))
+}
+
 impl BrowserConfig {
     /// The configuration for a conversation whose files live in `conversation_dir` and whose
     /// workspace is `workspace`, honouring `TANDEM_CHROMIUM`, `TANDEM_BROWSER_HEADLESS` and
     /// `TANDEM_BROWSER_NAV_TIMEOUT_MS`.
     pub fn for_conversation(conversation_dir: PathBuf, workspace: PathBuf) -> Self {
-        let executable = std::env::var_os("TANDEM_CHROMIUM")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+        let executable = chromium_executable();
         let headed = std::env::var("TANDEM_BROWSER_HEADLESS").is_ok_and(|v| v == "0")
             && std::env::var_os("DISPLAY").is_some();
         let navigation_timeout = std::env::var("TANDEM_BROWSER_NAV_TIMEOUT_MS")

@@ -40,7 +40,7 @@ mod tools;
 pub use actions::Outcome;
 pub use browser::{Browser, FrameWatch, HandBack};
 pub use catalog::{BrowserSlot, register};
-pub use config::BrowserConfig;
+pub use config::{BrowserConfig, chromium_executable};
 pub use control::{HandOver, Resume, Takeover};
 pub use error::BrowserError;
 pub use moving::MovedBrowser;

@@ -92,6 +92,7 @@ async fn one_run(checkpoints: bool) -> (f64, f64, f64) {
             store.watch_outside(tandem_checkpoint::outside::default_roots());
             store
         }),
+        run_gate: None,
     };
     let options = ConversationOptions::new(
         AgentSpec::default_for(config),

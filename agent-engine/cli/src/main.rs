@@ -53,7 +53,7 @@ enum Cmd {
         /// Steps per run before the agent stops.
         #[arg(long, default_value_t = 500)]
         max_iterations: u32,
-        /// Stop once the agent's LLM has cost this many US dollars.
+        /// Pause once the agent's LLM has cost this many US dollars.
         #[arg(long, value_name = "USD")]
         max_budget: Option<f64>,
         /// Give the agent a browser: upstream's browser tools on Chromium (`browser_tool_set`).
@@ -274,6 +274,13 @@ async fn dispatch(cmd: Cmd) -> Result<u8> {
             let (config, demo) = llm_for(&llm, &settings, None)?;
             let llm_client = client(&config)?;
             let mut spec = AgentSpec::default_for(config);
+            let mut extras = extras;
+            if demo.is_some() {
+                // The demo's tour reads a page of its own in the browser (when there is one)
+                // and hands a task to a sub-agent: give it what it shows.
+                extras.browser |= tandem_browser::chromium_executable().exists();
+                extras.sub_agents = true;
+            }
             extras.apply(&mut spec);
             let mut options = ConversationOptions::new(spec, workspace.clone());
             let id = uuid::Uuid::new_v4().to_string();
@@ -543,6 +550,7 @@ async fn runtime_for(
         llm,
         tools,
         checkpoints,
+        run_gate: None,
     };
     Ok((
         runtime,

@@ -130,6 +130,27 @@ pub fn line(event: &Event) -> Option<String> {
         Event::Condensation(c) => {
             format!("· condensed {} earlier events", c.forgotten_event_ids.len())
         }
+        Event::StateUpdate(u) if u.key == tandem_protocol::Budget::REACHED_KEY => {
+            let r = &u.value;
+            match r["limit"].as_str() {
+                Some("max_tokens") => format!(
+                    "· paused at its budget: {} tokens of {}",
+                    r["spent_tokens"], r["max_tokens"]
+                ),
+                Some(_) => format!(
+                    "· paused at its budget: ${:.4} of ${:.4}",
+                    r["spent_cost"].as_f64().unwrap_or(0.0),
+                    r["max_cost"].as_f64().unwrap_or(0.0)
+                ),
+                None => return None,
+            }
+        }
+        Event::StateUpdate(u) if u.key == tandem_sdk::QUEUE_KEY => {
+            match u.value["ahead"].as_u64() {
+                Some(n) => format!("· queued: {n} run(s) ahead"),
+                None => return None,
+            }
+        }
         Event::StateUpdate(u) if u.key == "execution_status" => {
             let s = u.value.as_str().unwrap_or("");
             match s {

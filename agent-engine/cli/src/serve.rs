@@ -60,7 +60,7 @@ pub struct ServeArgs {
     /// Session keys handed over by [`shed_credentials`] (never a flag).
     #[arg(skip)]
     pub held_keys: Vec<String>,
-    /// Runs at once before `run` answers 429.
+    /// Runs at once (default 10); more wait their turn in a queue, first come first served.
     #[arg(long)]
     pub max_concurrent_runs: Option<usize>,
     /// Browser origin (scheme://host or scheme://host:port) whose pages may call the API (repeatable); also TANDEM_ALLOWED_ORIGINS (comma list).

@@ -225,6 +225,11 @@ pub struct ConversationInfo {
     pub tool_module_qualnames: Extra,
     /// Runtime availability.
     pub runtime_info: Option<RuntimeInfo>,
+    /// (Tandem addition.) While its run waits for a slot (the server runs at most
+    /// `max_concurrent_runs` at once, first come first served): how many runs are ahead of it.
+    /// Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_ahead: Option<u32>,
 }
 
 /// A page of conversations (`GET /api/conversations/search`).

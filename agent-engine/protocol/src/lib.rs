@@ -54,8 +54,9 @@ pub use observation::{
 };
 pub use search::{GlobAction, GlobObservation, GrepAction, GrepObservation};
 pub use state::{
-    AgentSpec, ConfirmationPolicy, ConversationState, ConversationStats, ExecutionStatus,
-    LlmConfig, Metrics, ResponseLatency, SecurityRisk, TokenUsage, ToolSpec, WorkspaceSpec,
+    AgentSpec, Budget, BudgetError, ConfirmationPolicy, ConversationState, ConversationStats,
+    ExecutionStatus, LlmConfig, Metrics, ResponseLatency, SecurityRisk, TokenUsage, ToolSpec,
+    WorkspaceSpec,
 };
 pub use task::{DEFAULT_SUBAGENT, TaskAction, TaskObservation};
 pub use tool_io::{ToolInput, ToolInputError, ToolOutput};

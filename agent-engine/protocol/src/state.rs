@@ -275,6 +275,76 @@ impl ConversationStats {
     }
 }
 
+/// (Tandem.) What a conversation may spend before its run pauses: a cost in US dollars and a
+/// number of tokens (prompt and completion, every LLM of the conversation). Unset: no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, ToSchema)]
+pub struct Budget {
+    /// US dollars; more than 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
+    /// Tokens; more than 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+}
+
+/// A limit of a [`Budget`] that is not a positive number: the field and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct BudgetError {
+    /// `max_cost` or `max_tokens`.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl Budget {
+    /// The state key a conversation's budget is recorded under.
+    pub const KEY: &'static str = "budget";
+    /// The state key saying the run paused on its budget (`null` once raised).
+    pub const REACHED_KEY: &'static str = "budget_reached";
+
+    /// Whether any limit is set.
+    pub fn is_set(&self) -> bool {
+        self.max_cost.is_some() || self.max_tokens.is_some()
+    }
+
+    /// Checks each limit is a positive number.
+    pub fn validate(&self) -> Result<(), BudgetError> {
+        if let Some(c) = self.max_cost
+            && !(c.is_finite() && c > 0.0)
+        {
+            return Err(BudgetError {
+                field: "max_cost",
+                reason: format!("must be a positive number of US dollars, not {c}"),
+            });
+        }
+        if self.max_tokens == Some(0) {
+            return Err(BudgetError {
+                field: "max_tokens",
+                reason: "must be a positive number of tokens, not 0".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The limit `stats` has reached, if one: `(field, spent, limit)`.
+    pub fn reached(&self, stats: &ConversationStats) -> Option<(&'static str, f64, f64)> {
+        if let Some(max) = self.max_cost {
+            let spent = stats.total_cost();
+            if spent >= max {
+                return Some(("max_cost", spent, max));
+            }
+        }
+        if let Some(max) = self.max_tokens {
+            let spent = stats.total_tokens();
+            if spent >= max {
+                return Some(("max_tokens", spent as f64, max as f64));
+            }
+        }
+        None
+    }
+}
+
 /// LLM configuration, with upstream's field names. Fields this version does not use are kept in
 /// `extra`. `api_key` is never persisted by the engine.
 #[derive(Clone, PartialEq, Serialize, Deserialize, ToSchema)]

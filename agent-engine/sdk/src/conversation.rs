@@ -21,7 +21,7 @@ use tandem_llm::Llm;
 use tandem_protocol::{AgentSpec, ConfirmationPolicy, Extra, Message, SecurityRisk};
 use tokio::sync::oneshot;
 
-pub use actor::{LLM_RETRY_KEY, split_edit_note};
+pub use actor::{LLM_RETRY_KEY, QUEUE_KEY, split_edit_note};
 pub use client::ConversationClient;
 pub use handle::{ConversationHandle, ConversationView, RunState};
 
@@ -44,8 +44,11 @@ pub struct ConversationOptions {
     pub max_iterations: u32,
     /// Whether stuck loops are stopped.
     pub stuck_detection: bool,
-    /// USD the agent's LLM may spend in this conversation before runs stop.
+    /// USD the agent's LLM may spend in this conversation before its run pauses (upstream's
+    /// field, kept in the agent's metrics).
     pub max_budget_per_task: Option<f64>,
+    /// What the conversation may spend (cost and tokens, every LLM) before its run pauses.
+    pub budget: tandem_protocol::Budget,
     /// Initial secrets.
     pub secrets: Vec<(String, SecretSource)>,
     /// Free-form tags.
@@ -67,6 +70,7 @@ impl ConversationOptions {
             max_iterations: 500,
             stuck_detection: true,
             max_budget_per_task: None,
+            budget: tandem_protocol::Budget::default(),
             autotitle: true,
             secrets: Vec::new(),
             tags: BTreeMap::new(),
@@ -87,6 +91,9 @@ pub struct Runtime {
     /// every action of a tool that is not read-only, and recorded in the conversation's
     /// `checkpoints.jsonl` (who changed which paths, at which event).
     pub checkpoints: Option<Arc<tandem_checkpoint::Store>>,
+    /// The slots runs share with other conversations (none: this one never waits). A run that
+    /// finds every slot taken waits its turn, `running` but with `queued_ahead` in its state.
+    pub run_gate: Option<Arc<crate::RunGate>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -192,6 +199,13 @@ pub enum Command {
         /// The value (masked before it is recorded).
         value: serde_json::Value,
         /// Done.
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Set the budget (each limit validated); a run paused on the old one may run again.
+    SetBudget {
+        /// The new limits (unset: none).
+        budget: tandem_protocol::Budget,
+        /// Done, or which limit is not a positive number.
         reply: oneshot::Sender<Result<()>>,
     },
     /// Move the head to an event (`None`: the empty tree): the agent continues from there.

@@ -17,6 +17,7 @@ mod credentials;
 mod error;
 mod persistence;
 pub mod remote;
+pub mod run_gate;
 mod secrets;
 mod security;
 mod stuck;
@@ -33,7 +34,7 @@ pub use context::{
 pub use conversation::branch;
 pub use conversation::{
     Command, Conversation, ConversationClient, ConversationHandle, ConversationOptions,
-    ConversationView, LLM_RETRY_KEY, RunState, Runtime, split_edit_note,
+    ConversationView, LLM_RETRY_KEY, QUEUE_KEY, RunState, Runtime, split_edit_note,
 };
 pub use credentials::{KnownCredentials, MIN_MASKED_LEN, known_credentials};
 pub use error::{AgentContextError, Result, SdkError, SkillError, SkillJsonError, ToolCallError};
@@ -42,6 +43,7 @@ pub use persistence::{
     atomic_write, unmatched_actions,
 };
 pub use remote::{RemoteConversation, RemoteConversationOptions, RemoteError, RemoteWorkspace};
+pub use run_gate::RunGate;
 pub use secrets::{Masker, SECRET_MASK, SecretError, SecretMapError, SecretRegistry, SecretSource};
 pub use security::{RiskAssessment, RuleAnalyzer, lexical_normalize};
 pub use stuck::{StuckDetector, StuckReason};

@@ -211,6 +211,7 @@ impl Setup {
             llm: llm(&self.server),
             tools: vec![self.tool.clone(), Arc::new(FinishTool::new())],
             checkpoints: None,
+            run_gate: None,
         }
     }
 
@@ -268,5 +269,6 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 mod edit;
 mod history;
+mod queue;
 mod run;
 mod state;

@@ -45,7 +45,6 @@ pub async fn start_child(
     if !state.registry.exists(&parent).await {
         return Err(ApiError::NotFound);
     }
-    state.registry.check_capacity().await?;
     let kind = builtin_subagents()
         .into_iter()
         .find(|t| t.name == DEFAULT_SUBAGENT)

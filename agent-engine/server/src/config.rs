@@ -37,7 +37,7 @@ pub struct ServerConfig {
     pub checkpoints_system: Vec<PathBuf>,
     /// Where server-level secrets are kept (values in memory only when `None`).
     pub secrets_file: Option<PathBuf>,
-    /// Runs at once; more answer 429.
+    /// Runs at once; more wait their turn in a queue.
     pub max_concurrent_runs: usize,
     /// Idle conversations leave memory after this long.
     pub idle_ttl: Duration,

@@ -51,14 +51,11 @@ async fn live(state: &AppState, raw: &str) -> Result<Arc<Live>> {
     state.registry.get(&id).await
 }
 
-/// Sends a message, checking the run limit when it starts a run.
-pub async fn send(state: &AppState, live: &Live, message: Message, run: bool) -> Result<()> {
+/// Sends a message (a run it starts waits its turn when every slot is taken).
+pub async fn send(live: &Live, message: Message, run: bool) -> Result<()> {
     // A conversation that moved away takes no message here (the events socket reaches it
     // past the route guard).
     crate::move_routes::check_dir(live.handle.dir())?;
-    if run && !live.running() {
-        state.registry.check_capacity().await?;
-    }
     live.handle
         .send_message(message, run)
         .await
@@ -74,12 +71,9 @@ pub async fn create(
         Some(m) => Some((message_of(m, &["body", "initial_message"])?, m.run)),
         None => None,
     };
-    if first.as_ref().is_some_and(|(_, run)| *run) {
-        state.registry.check_capacity().await?;
-    }
     let (live, created) = state.registry.create(req).await?;
     if created && let Some((message, run)) = first {
-        send(&state, &live, message, run).await?;
+        send(&live, message, run).await?;
     }
     let status = if created {
         StatusCode::CREATED
@@ -222,7 +216,8 @@ pub async fn delete(
     Ok(Json(SuccessResponse::OK))
 }
 
-/// `POST /api/conversations/{id}/run`: 409 while running, 429 at capacity.
+/// `POST /api/conversations/{id}/run`: 409 while running (or waiting its turn); beyond the
+/// run limit it waits in the queue.
 pub async fn run(
     State(state): State<AppState>,
     UrlPath(raw): UrlPath<String>,
@@ -231,7 +226,6 @@ pub async fn run(
     if live.running() {
         return Err(ApiError::AlreadyRunning);
     }
-    state.registry.check_capacity().await?;
     match live.handle.run().await {
         Ok(()) => Ok(Json(SuccessResponse::OK)),
         Err(SdkError::AlreadyRunning) => Err(ApiError::AlreadyRunning),
@@ -270,6 +264,46 @@ pub async fn confirmation_policy(
         .set_confirmation_policy(req.policy)
         .await?;
     Ok(Json(SuccessResponse::OK))
+}
+
+/// `GET /api/conversations/{id}/budget` (Tandem): what the conversation may spend.
+pub async fn budget(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+) -> Result<Json<tandem_protocol::Budget>> {
+    Ok(Json(live(&state, &raw).await?.handle.budget()))
+}
+
+/// `PUT /api/conversations/{id}/budget` (Tandem): sets the limits (absent: none); a run
+/// paused on its budget may run again once it is raised. 422 naming a limit that is not a
+/// positive number.
+pub async fn set_budget(
+    State(state): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+    ApiJson(budget): ApiJson<tandem_protocol::Budget>,
+) -> Result<Json<tandem_protocol::Budget>> {
+    check_budget(&budget, &["body"])?;
+    let live = live(&state, &raw).await?;
+    live.handle.set_budget(budget).await?;
+    Ok(Json(live.handle.budget()))
+}
+
+/// 422 naming the limit of `budget` (at `loc`) that is not a positive number.
+pub fn check_budget(budget: &tandem_protocol::Budget, loc: &[&str]) -> Result<()> {
+    budget.validate().map_err(|e| {
+        let input = match e.field {
+            "max_cost" => serde_json::json!(budget.max_cost),
+            _ => serde_json::json!(budget.max_tokens),
+        };
+        let mut at = loc.to_vec();
+        at.push(e.field);
+        ApiError::field(
+            &at,
+            "greater_than",
+            format!("{}: {}", e.field, e.reason),
+            input,
+        )
+    })
 }
 
 /// `POST /api/conversations/{id}/security_analyzer`.

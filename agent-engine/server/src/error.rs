@@ -50,9 +50,6 @@ pub enum ApiError {
     /// The body is over the limit.
     #[error("{0}")]
     TooLarge(String),
-    /// Over `max_concurrent_runs`.
-    #[error("Too many conversations are running ({0} at most); wait for one to finish.")]
-    TooManyRuns(usize),
     /// The request cannot be served as asked.
     #[error("{0}")]
     BadRequest(String),
@@ -93,7 +90,6 @@ impl ApiError {
             Self::Validation(_) | Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::NoSpace(_) => StatusCode::INSUFFICIENT_STORAGE,
-            Self::TooManyRuns(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Upstream(_) => StatusCode::BAD_GATEWAY,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
@@ -115,7 +111,6 @@ impl ApiError {
             Self::Unprocessable(_) => "unprocessable",
             Self::TooLarge(_) => "payload_too_large",
             Self::NoSpace(_) => "no_space",
-            Self::TooManyRuns(_) => "too_many_runs",
             Self::BadRequest(_) => "bad_request",
             Self::Upstream(_) => "upstream_error",
             Self::Timeout(_) => "upstream_timeout",

@@ -203,7 +203,7 @@ pub async fn post(
 ) -> Result<Json<SuccessResponse>> {
     let live = live(&state, &raw).await?;
     let message = message_of(&req, &["body"])?;
-    send(&state, &live, message, req.run).await?;
+    send(&live, message, req.run).await?;
     Ok(Json(SuccessResponse::OK))
 }
 
@@ -214,9 +214,6 @@ pub async fn respond(
     ApiJson(req): ApiJson<ConfirmationResponseRequest>,
 ) -> Result<Json<SuccessResponse>> {
     let live = live(&state, &raw).await?;
-    if req.accept && !live.running() {
-        state.registry.check_capacity().await?;
-    }
     live.handle
         .respond_to_confirmation(req.accept, Some(req.reason))
         .await?;
@@ -232,9 +229,6 @@ pub async fn approve_edited(
     ApiJson(req): ApiJson<ApproveEditedRequest>,
 ) -> Result<Json<ApproveEditedResponse>> {
     let live = live(&state, &raw).await?;
-    if !live.running() {
-        state.registry.check_capacity().await?;
-    }
     let arguments = req.arguments.clone();
     match live
         .handle

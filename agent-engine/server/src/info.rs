@@ -185,6 +185,12 @@ pub fn conversation_info(
             can_resume: true,
             runtime_error: None,
         }),
+        queued_ahead: state
+            .extra
+            .get(tandem_sdk::QUEUE_KEY)
+            .and_then(|q| q.get("ahead"))
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
     }
 }
 

@@ -291,9 +291,15 @@ impl Server {
         self.state.registry.shutdown().await;
     }
 
-    /// Number of conversations whose run loop is active.
+    /// Number of conversations whose run loop is active (stepping or waiting its turn).
     pub async fn running(&self) -> usize {
         self.state.registry.running().await
+    }
+
+    /// Runs stepping now and runs waiting for a slot.
+    pub fn run_queue(&self) -> (usize, usize) {
+        let gate = self.state.registry.run_gate();
+        (gate.running(), gate.queued())
     }
 }
 

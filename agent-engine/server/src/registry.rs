@@ -207,6 +207,10 @@ pub struct Registry {
     /// LLMs given with an imported conversation (their keys in memory only), used whenever it
     /// opens.
     imported_llms: Mutex<HashMap<String, LlmConfig>>,
+    /// The `max_concurrent_runs` slots conversations' runs share; a run beyond them waits its
+    /// turn. Sub-agents run on their parent's slot (a parent waiting on a queued child could
+    /// otherwise hold every slot).
+    gate: Arc<tandem_sdk::RunGate>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -222,11 +226,17 @@ impl Registry {
     pub fn new(config: Arc<ServerConfig>) -> Self {
         Self {
             store: ConversationStore::new(config.conversations_path.clone()),
-            config,
             live: Default::default(),
             sub_agents: std::sync::OnceLock::new(),
             imported_llms: Mutex::new(HashMap::new()),
+            gate: tandem_sdk::RunGate::new(config.max_concurrent_runs),
+            config,
         }
+    }
+
+    /// The slots runs share.
+    pub fn run_gate(&self) -> &Arc<tandem_sdk::RunGate> {
+        &self.gate
     }
 
     /// The store of the conversations' folders.
@@ -317,6 +327,9 @@ impl Registry {
             llm: Arc::clone(&llm),
             tools: set.tools.clone(),
             checkpoints: self.checkpoints(&workspace),
+            run_gate: sub_agents::parent_of(&dir)
+                .is_none()
+                .then(|| Arc::clone(&self.gate)),
         };
         // A conversation just closed (evicted, or closed by another server in this process)
         // releases its log's lock right after it answers: retry briefly.
@@ -416,6 +429,23 @@ impl Registry {
                 Value::from(workspace.to_string_lossy().as_ref()),
             ));
         }
+        // (Tandem) What it may spend before its run pauses; checked before anything is made.
+        let budget = match req.extra.get("budget").filter(|b| !b.is_null()) {
+            Some(b) => {
+                let budget: tandem_protocol::Budget = serde_json::from_value(b.clone())
+                    .map_err(|e| {
+                        ApiError::field(
+                            &["body", "budget"],
+                            "model_type",
+                            format!("budget: expected {{max_cost, max_tokens}} with positive numbers: {e}"),
+                            b.clone(),
+                        )
+                    })?;
+                crate::conversations::check_budget(&budget, &["body", "budget"])?;
+                budget
+            }
+            None => tandem_protocol::Budget::default(),
+        };
         let dir = self.store.dir_for(&id)?;
         let set = build_tools(
             &req.agent,
@@ -437,7 +467,9 @@ impl Registry {
         }
         options.tags = req.tags.clone().unwrap_or_default();
         options.secrets = parse_secrets(req.secrets.as_ref(), &["body", "secrets"])?;
+        options.budget = budget;
         let mut extra = req.extra.clone();
+        extra.remove("budget");
         for k in [
             "tool_module_qualnames",
             "client_tools",
@@ -462,6 +494,7 @@ impl Registry {
             llm: Arc::clone(&llm),
             tools: set.tools.clone(),
             checkpoints,
+            run_gate: Some(Arc::clone(&self.gate)),
         };
         let handle = Conversation::create(&self.store, options, runtime).await?;
         let workspace = PathBuf::from(&handle.state().workspace.working_dir);
@@ -483,15 +516,6 @@ impl Registry {
             .values()
             .filter(|l| l.running())
             .count()
-    }
-
-    /// 429 when another run would exceed `max_concurrent_runs`.
-    pub async fn check_capacity(&self) -> Result<()> {
-        let max = self.config.max_concurrent_runs;
-        if self.running().await >= max {
-            return Err(ApiError::TooManyRuns(max));
-        }
-        Ok(())
     }
 
     /// Closes and deletes conversation `id`.

@@ -240,7 +240,7 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .body::<StartConversationRequest>()
             .ok::<ConversationInfo>()
             .creates()
-            .doc("Body StartConversationRequest; 201 ConversationInfo when created, 200 when conversation_id exists; 422 naming the field; 429 at capacity with a running initial message."),
+            .doc("Body StartConversationRequest; 201 ConversationInfo when created, 200 when conversation_id exists; 422 naming the field. A run beyond max_concurrent_runs waits its turn (state.queued_ahead says how many runs are ahead)."),
         Route::get("/api/conversations", conversations::batch)
             .response(Body::nullable_list::<ConversationInfo>())
             .doc("Batch get: ?ids=a&ids=b (≤100) → [ConversationInfo|null]."),
@@ -264,10 +264,10 @@ fn table(upload_limit: usize) -> Vec<Route> {
             .body::<tandem_protocol::api::StartChildConversationRequest>()
             .ok::<tandem_protocol::api::StartChildConversationResponse>()
             .creates()
-            .doc("Starts a child conversation (parent's LLM, tools less task, workspace) with `task` as its first message → 201 StartChildConversationResponse; 404 without the parent, 422 naming the field, 429 at capacity."),
+            .doc("Starts a child conversation (parent's LLM, tools less task, workspace) with `task` as its first message → 201 StartChildConversationResponse; 404 without the parent, 422 naming the field."),
         Route::post("/api/conversations/{conversation_id}/run", conversations::run)
             .ok::<SuccessResponse>()
-            .doc("Starts the loop (approves pending actions); 409 while running, 429 at capacity."),
+            .doc("Starts the loop (approves pending actions); 409 while running or waiting its turn. Beyond max_concurrent_runs the run waits in a queue, first come first served (state.queued_ahead)."),
         Route::post("/api/conversations/{conversation_id}/pause", conversations::pause)
             .ok::<SuccessResponse>()
             .doc("Stops after the in-flight step."),
@@ -281,6 +281,13 @@ fn table(upload_limit: usize) -> Vec<Route> {
         .body::<SetConfirmationPolicyRequest>()
         .ok::<SuccessResponse>()
         .doc("Body SetConfirmationPolicyRequest {policy}."),
+        Route::get("/api/conversations/{conversation_id}/budget", conversations::budget)
+            .ok::<tandem_protocol::Budget>()
+            .doc("(Tandem addition.) Budget {max_cost, max_tokens}: what the conversation may spend (US dollars; prompt and completion tokens of all its LLMs) before its run pauses; upstream's max_budget_per_task of the agent's LLM is the cost limit when max_cost is unset."),
+        Route::put("/api/conversations/{conversation_id}/budget", conversations::set_budget)
+            .body::<tandem_protocol::Budget>()
+            .ok::<tandem_protocol::Budget>()
+            .doc("(Tandem addition.) Body Budget {max_cost?, max_tokens?} (absent: no limit) → the budget. Reaching it pauses the run (status paused, state budget_reached {limit, spent_cost, spent_tokens, max_cost, max_tokens}); a run started while it is reached gets 409 naming what was spent. Raising it clears budget_reached. 422 naming a limit of 0 or less."),
         Route::post(
             "/api/conversations/{conversation_id}/security_analyzer",
             conversations::security_analyzer,

@@ -73,6 +73,8 @@ pub async fn info(State(state): State<AppState>, headers: HeaderMap) -> Json<Ser
             "tandem_browser_socket_v1".into(),
             "tandem_replay_v1".into(),
             "tandem_move_v1".into(),
+            "tandem_budget_v1".into(),
+            "tandem_run_queue_v1".into(),
             "openai_gateway_v1".into(),
         ],
         app_backend_ingress_url: None,

@@ -19,6 +19,7 @@ mod moves;
 mod openapi;
 mod replay;
 mod review;
+mod run_queue;
 mod search_tools;
 mod server_info;
 mod subagents;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 mod commands;
 mod edit;
 mod metrics;
+mod queue;
 mod spawn;
 mod step;
 
@@ -24,6 +25,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use edit::split_edit_note;
+pub use metrics::budget_of;
+pub use queue::QUEUE_KEY;
 pub use step::LLM_RETRY_KEY;
 
 use super::Command;
@@ -109,6 +112,10 @@ struct Actor {
     overflowed: bool,
     /// Whether to ask the LLM for a title after the first message.
     autotitle: bool,
+    /// The slots runs share with other conversations (none: runs never wait).
+    gate: Option<Arc<crate::RunGate>>,
+    /// What the current run holds of the gate.
+    slot: queue::Slot,
 }
 
 fn shared_view<T>(shared: &Shared, f: impl FnOnce(&ConversationView) -> T) -> T {
@@ -124,10 +131,17 @@ impl Actor {
             tracing::warn!(conversation = %self.shared.id, "{w}");
         }
         loop {
-            while self.active && self.inflight.is_none() {
+            while self.active && self.inflight.is_none() && !self.slot.is_waiting() {
                 self.advance().await;
             }
             let mut inflight = self.inflight.take();
+            let mut waiting = match std::mem::take(&mut self.slot) {
+                queue::Slot::Waiting(w) => Some(w),
+                other => {
+                    self.slot = other;
+                    None
+                }
+            };
             // Taken out so its branch and the step's future borrow different things.
             let mut retries = inflight.as_mut().and_then(|f| f.retries.take());
             tokio::select! {
@@ -136,6 +150,9 @@ impl Actor {
                         f.retries = retries;
                     }
                     self.inflight = inflight;
+                    if let Some(w) = waiting {
+                        self.slot = queue::Slot::Waiting(w);
+                    }
                     match cmd {
                         Some(Command::Close { reply }) => {
                             self.close();
@@ -162,7 +179,24 @@ impl Actor {
                         f.retries = retries;
                     }
                     self.inflight = inflight;
+                    if let Some(w) = waiting {
+                        self.slot = queue::Slot::Waiting(w);
+                    }
                     self.on_llm_retry(&notice);
+                }
+                change = async {
+                    match waiting.as_mut() {
+                        Some(w) => w.next().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if let Some(f) = inflight.as_mut() {
+                        f.retries = retries;
+                    }
+                    self.inflight = inflight;
+                    if let Some(w) = waiting {
+                        self.on_queue_move(w, change);
+                    }
                 }
                 phase = async {
                     match inflight.as_mut() {
@@ -173,6 +207,9 @@ impl Actor {
                     // A retry announced just before the call ended is still recorded.
                     while let Some(notice) = retries.as_mut().and_then(|rx| rx.try_recv().ok()) {
                         self.on_llm_retry(&notice);
+                    }
+                    if let Some(w) = waiting {
+                        self.slot = queue::Slot::Waiting(w);
                     }
                     self.on_phase_done(phase).await;
                 }

@@ -244,6 +244,19 @@ impl ConversationHandle {
             .await
     }
 
+    /// Sets what the conversation may spend before its run pauses. `Config` naming
+    /// a limit that is not a positive number, and nothing changes.
+    pub async fn set_budget(&self, budget: tandem_protocol::Budget) -> Result<()> {
+        self.call(|reply| Command::SetBudget { budget, reply })
+            .await
+    }
+
+    /// The conversation's budget: its own limits, and upstream's `max_budget_per_task` of
+    /// the agent's LLM as the cost limit when it has none.
+    pub fn budget(&self) -> tandem_protocol::Budget {
+        super::actor::budget_of(&self.view().state)
+    }
+
     /// Sets the title.
     pub async fn set_title(&self, title: String) -> Result<()> {
         self.call(|reply| Command::SetTitle { title, reply }).await

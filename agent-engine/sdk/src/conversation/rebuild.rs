@@ -27,6 +27,15 @@ pub(super) fn apply_update(state: &mut ConversationState, key: &str, value: &ser
         "last_user_message_id" => {
             state.last_user_message_id = value.as_str().map(str::to_owned);
         }
+        super::actor::QUEUE_KEY
+        | tandem_protocol::Budget::KEY
+        | tandem_protocol::Budget::REACHED_KEY => {
+            if value.is_null() {
+                state.extra.remove(key);
+            } else {
+                state.extra.insert(key.to_owned(), value.clone());
+            }
+        }
         _ => {}
     }
 }

@@ -389,6 +389,7 @@ async fn one_interface_drives_a_local_and_a_remote_conversation_alike() {
         llm: Arc::new(tandem_llm::OpenAiChat::new(config).unwrap()),
         tools: Vec::new(),
         checkpoints: None,
+        run_gate: None,
     };
     let store = ConversationStore::new(home.path().join("conversations"));
     let local = Conversation::create(&store, local_options, runtime)

@@ -88,6 +88,7 @@ impl LocalSubAgents {
             llm: Arc::clone(&self.llm),
             tools,
             checkpoints: None,
+            run_gate: None,
         };
         let child = Conversation::create(&self.store, options, runtime)
             .await
@@ -141,6 +142,7 @@ impl LocalSubAgents {
             llm: Arc::clone(&self.llm),
             tools,
             checkpoints: None,
+            run_gate: None,
         };
         let (child, _warnings) = Conversation::open(&self.store, task_id, runtime)
             .await

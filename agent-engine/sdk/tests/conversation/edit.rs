@@ -305,6 +305,7 @@ async fn responses_reasoning_items_go_back_on_later_turns_and_survive_a_reopen()
             llm: Arc::new(tandem_llm::OpenAiResponses::new(config).unwrap()),
             tools: vec![s.tool.clone(), Arc::new(FinishTool::new())],
             checkpoints: None,
+            run_gate: None,
         }
     };
     let h = Conversation::create(&s.store, s.options(), runtime())

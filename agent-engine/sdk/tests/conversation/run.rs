@@ -386,6 +386,7 @@ fn retrying_runtime(s: &Setup, wait: f64) -> Runtime {
         llm: Arc::new(OpenAiChat::new(config).unwrap()),
         tools: vec![s.tool.clone(), Arc::new(FinishTool::new())],
         checkpoints: None,
+        run_gate: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Secrets, reopening and crash recovery, the budget, and conversations written upstream.
 
 use super::*;
+use tandem_protocol::Budget;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_reach_the_command_and_are_masked_everywhere() {
@@ -152,42 +153,152 @@ async fn reopening_replays_state_and_recovers_a_crash() {
     assert_eq!(h.status(), ExecutionStatus::Finished);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_budget_stops_the_run() {
-    let s = Setup::new(vec![
-        Step::tool_call("terminal", json!({"command": "echo 1"})),
-        Step::tool_call("terminal", json!({"command": "echo 2"})),
-    ]);
+/// A conversation whose LLM costs `per_token` US dollars a token.
+fn priced_runtime(s: &Setup, per_token: f64) -> Runtime {
     let mut config = LlmConfig::new("openai/scripted");
     config.base_url = Some(s.server.base_url());
     config.num_retries = 0;
-    config.input_cost_per_token = Some(0.001);
-    config.output_cost_per_token = Some(0.001);
-    let runtime = Runtime {
+    config.input_cost_per_token = Some(per_token);
+    config.output_cost_per_token = Some(per_token);
+    Runtime {
         llm: Arc::new(OpenAiChat::new(config).unwrap()),
         ..s.runtime()
-    };
+    }
+}
+
+fn reached(h: &ConversationHandle) -> Option<Value> {
+    h.state().extra.get(Budget::REACHED_KEY).cloned()
+}
+
+/// Reaching the budget pauses the run, not an error: the state says what was spent, a run
+/// is refused naming it until the budget is raised, and then the conversation goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_budget_pauses_the_run_and_raising_it_lets_it_go_on() {
+    let s = Setup::new(vec![
+        Step::tool_call("terminal", json!({"command": "echo 1"})),
+        Step::tool_call("terminal", json!({"command": "echo 2"})),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
     let mut options = s.options();
     options.max_budget_per_task = Some(0.01);
-    let h = Conversation::create(&s.store, options, runtime)
+    let h = Conversation::create(&s.store, options, priced_runtime(&s, 0.001))
         .await
         .unwrap();
     run_to_stop(&h, "spend").await;
-    assert_eq!(h.status(), ExecutionStatus::Error);
-    let Some(Event::ConversationError(e)) = h
-        .events()
-        .into_iter()
-        .rev()
-        .find(|e| matches!(e, Event::ConversationError(_)))
-    else {
-        panic!()
-    };
-    assert_eq!(e.code, "BudgetExceeded");
+    assert_eq!(h.status(), ExecutionStatus::Paused);
     assert!(
-        s.ran.lock().unwrap().is_empty(),
-        "nothing runs once the budget is spent"
+        !h.events()
+            .iter()
+            .any(|e| matches!(e, Event::ConversationError(_))),
+        "a budget is no error"
     );
-    assert!(h.state().stats.total_cost() > 0.01);
+    assert_eq!(
+        *s.ran.lock().unwrap(),
+        ["echo 1"],
+        "the step paid for runs; the next call is not made"
+    );
+    let spent = reached(&h).expect("the state says the budget was reached");
+    assert_eq!(spent["limit"], "max_cost");
+    assert_eq!(spent["max_cost"], 0.01);
+    assert!(spent["spent_cost"].as_f64().unwrap() > 0.01, "{spent}");
+    assert!(spent["spent_tokens"].as_u64().unwrap() > 0, "{spent}");
+
+    let r = h.run().await;
+    let Err(SdkError::InvalidState(why)) = r else {
+        panic!("a run on a reached budget is refused: {r:?}")
+    };
+    assert!(why.contains("max_cost") && why.contains("$0.01"), "{why}");
+
+    for (bad, field) in [
+        (
+            Budget {
+                max_cost: Some(0.0),
+                max_tokens: None,
+            },
+            "max_cost",
+        ),
+        (
+            Budget {
+                max_cost: Some(-1.0),
+                max_tokens: None,
+            },
+            "max_cost",
+        ),
+        (
+            Budget {
+                max_cost: None,
+                max_tokens: Some(0),
+            },
+            "max_tokens",
+        ),
+    ] {
+        let Err(SdkError::Config(why)) = h.set_budget(bad).await else {
+            panic!("{bad:?} is refused")
+        };
+        assert!(why.contains(field), "{why}");
+    }
+    assert!(reached(&h).is_some(), "nothing changed");
+
+    h.set_budget(Budget {
+        max_cost: Some(100.0),
+        max_tokens: None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(reached(&h), None, "raised: no longer reached");
+    assert_eq!(h.budget().max_cost, Some(100.0));
+    h.run().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), h.wait_until_stopped())
+        .await
+        .unwrap();
+    assert_eq!(h.status(), ExecutionStatus::Finished);
+    assert_eq!(*s.ran.lock().unwrap(), ["echo 1", "echo 2"]);
+
+    // The budget and the pause come back with the conversation.
+    let id = h.id().to_owned();
+    h.close().await.unwrap();
+    let (h, _) = Conversation::open(&s.store, &id, s.runtime())
+        .await
+        .unwrap();
+    assert_eq!(h.budget().max_cost, Some(100.0));
+    assert_eq!(reached(&h), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_budget_pauses_too_and_a_bad_one_is_refused_at_creation() {
+    let s = Setup::new(vec![
+        Step::tool_call("terminal", json!({"command": "echo 1"})),
+        Step::tool_call("finish", json!({"message": "done"})),
+    ]);
+    let mut bad = s.options();
+    bad.budget = Budget {
+        max_cost: None,
+        max_tokens: Some(0),
+    };
+    let Err(SdkError::Config(why)) = Conversation::create(&s.store, bad, s.runtime()).await else {
+        panic!("a budget of 0 tokens is refused")
+    };
+    assert!(why.contains("max_tokens"), "{why}");
+
+    let mut options = s.options();
+    options.budget = Budget {
+        max_cost: None,
+        max_tokens: Some(1),
+    };
+    let h = s.start(options).await;
+    run_to_stop(&h, "go").await;
+    assert_eq!(h.status(), ExecutionStatus::Paused);
+    let spent = reached(&h).unwrap();
+    assert_eq!(spent["limit"], "max_tokens");
+    assert_eq!(spent["max_tokens"], 1);
+    let r = h.run().await;
+    let Err(SdkError::InvalidState(why)) = r else {
+        panic!("refused: {r:?}")
+    };
+    assert!(
+        why.contains("tokens") && why.contains("max_tokens"),
+        "{why}"
+    );
 }
 
 /// A one-route HTTP server on loopback answering `body` to requests carrying `header`.

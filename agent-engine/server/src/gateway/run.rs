@@ -208,7 +208,7 @@ async fn begin(
         (view.events.len(), Tokens::of(&view.state))
     };
     let message = Message::new(Role::User, ask.content);
-    if let Err(e) = crate::conversations::send(state, &live, message, true).await {
+    if let Err(e) = crate::conversations::send(&live, message, true).await {
         drop(in_use);
         if made {
             Retained::forget(state, &id);

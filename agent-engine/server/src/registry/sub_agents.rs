@@ -161,6 +161,7 @@ impl Registry {
             llm: Arc::clone(&parent.llm),
             tools: set.tools.clone(),
             checkpoints: self.checkpoints(&workspace),
+            run_gate: None,
         };
         let handle = Conversation::create(&self.store, options, runtime)
             .await

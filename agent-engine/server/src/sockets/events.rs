@@ -64,12 +64,12 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String, q: QueryMap)
             },
             incoming = socket.recv() => match incoming {
                 Some(Ok(WsMessage::Text(t))) => {
-                    if let Some(reply) = on_client_frame(&state, &feed, t.as_str()).await
+                    if let Some(reply) = on_client_frame(&feed, t.as_str()).await
                         && !send_event(&mut socket, &reply).await { break }
                 }
                 Some(Ok(WsMessage::Binary(b))) => {
                     let text = String::from_utf8_lossy(&b).into_owned();
-                    if let Some(reply) = on_client_frame(&state, &feed, &text).await
+                    if let Some(reply) = on_client_frame(&feed, &text).await
                         && !send_event(&mut socket, &reply).await { break }
                 }
                 Some(Ok(WsMessage::Ping(_) | WsMessage::Pong(_))) => {}
@@ -83,7 +83,7 @@ async fn serve(mut socket: WebSocket, state: AppState, raw: String, q: QueryMap)
 }
 
 /// Handles one client frame; returns an error frame to send back, if any.
-async fn on_client_frame(state: &AppState, feed: &FrameFeed, text: &str) -> Option<Event> {
+async fn on_client_frame(feed: &FrameFeed, text: &str) -> Option<Event> {
     let value: serde_json::Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
@@ -106,7 +106,7 @@ async fn on_client_frame(state: &AppState, feed: &FrameFeed, text: &str) -> Opti
         }
     };
     let result = match message_of(&req, &["body"]) {
-        Ok(m) => send(state, feed.live(), m, true).await,
+        Ok(m) => send(feed.live(), m, true).await,
         Err(e) => Err(e),
     };
     result.err().map(|e| server_error(e.code(), e.to_string()))

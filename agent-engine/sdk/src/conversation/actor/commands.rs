@@ -60,6 +60,9 @@ impl Actor {
                 }
                 let _ = reply.send(r);
             }
+            Command::SetBudget { budget, reply } => {
+                let _ = reply.send(self.set_budget(budget));
+            }
             Command::Run { reply } => {
                 let _ = reply.send(self.start_run());
             }
@@ -82,6 +85,10 @@ impl Actor {
                     let leaf = self.leaf();
                     self.emit(Event::Pause(PauseEvent::new(Source::User, leaf)));
                     self.set_status(ExecutionStatus::Paused);
+                    if self.slot.is_waiting() {
+                        // It never started: it leaves the queue at once.
+                        self.end_run(Some(ExecutionStatus::Paused));
+                    }
                 } else if self.status() == ExecutionStatus::Idle {
                     self.set_status(ExecutionStatus::Paused);
                 }
@@ -328,6 +335,9 @@ impl Actor {
                 "nothing to run: send a message first".into(),
             ));
         }
+        if let Some(why) = self.budget_refusal() {
+            return Err(SdkError::InvalidState(why));
+        }
         Ok(())
     }
 
@@ -338,6 +348,9 @@ impl Actor {
         self.iterations = 0;
         self.set_status(ExecutionStatus::Running);
         self.shared.runs.send_modify(|r| r.active = true);
+        if let Some(gate) = self.gate.clone() {
+            self.take_slot(&gate);
+        }
     }
 
     fn interrupt(&mut self) {

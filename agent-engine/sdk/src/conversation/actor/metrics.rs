@@ -1,19 +1,85 @@
 //! Cost and token accounting of LLM calls, and the budget they are held to.
 
 use tandem_llm::LlmResponse;
-use tandem_protocol::{Event, Metrics, ResponseLatency};
+use tandem_protocol::{Budget, ConversationState, Event, Metrics, ResponseLatency};
 
 use super::{Actor, shared_view};
 
+/// The budget `state` records: its own limits, and upstream's `max_budget_per_task` of the
+/// agent's LLM as the cost limit when it has none.
+pub fn budget_of(state: &ConversationState) -> Budget {
+    let mut budget: Budget = state
+        .extra
+        .get(Budget::KEY)
+        .and_then(|b| serde_json::from_value(b.clone()).ok())
+        .unwrap_or_default();
+    if budget.max_cost.is_none() {
+        budget.max_cost = state
+            .stats
+            .usage_to_metrics
+            .get(&state.agent.llm.usage_id)
+            .and_then(|m| m.max_budget_per_task);
+    }
+    budget
+}
+
 impl Actor {
-    /// `(spent, budget)` when the agent's LLM has spent more than its budget.
-    pub(super) fn over_budget(&self) -> Option<(f64, f64)> {
-        let usage_id = &self.llm.config().usage_id;
+    /// What was spent and which limit it reached, as the `budget_reached` value, when the
+    /// conversation reached its budget.
+    pub(super) fn budget_reached(&self) -> Option<serde_json::Value> {
         shared_view(&self.shared, |v| {
-            let m = v.state.stats.usage_to_metrics.get(usage_id)?;
-            let budget = m.max_budget_per_task?;
-            (m.accumulated_cost > budget).then_some((m.accumulated_cost, budget))
+            let budget = budget_of(&v.state);
+            let (limit, _, _) = budget.reached(&v.state.stats)?;
+            Some(serde_json::json!({
+                "limit": limit,
+                "spent_cost": v.state.stats.total_cost(),
+                "spent_tokens": v.state.stats.total_tokens(),
+                "max_cost": budget.max_cost,
+                "max_tokens": budget.max_tokens,
+            }))
         })
+    }
+
+    /// Why a run cannot start on this budget, if it cannot.
+    pub(super) fn budget_refusal(&self) -> Option<String> {
+        let reached = self.budget_reached()?;
+        Some(match reached["limit"].as_str() {
+            Some("max_tokens") => format!(
+                "this conversation reached its budget: {} tokens of {}; raise max_tokens to continue",
+                reached["spent_tokens"], reached["max_tokens"]
+            ),
+            _ => format!(
+                "this conversation reached its budget: ${:.4} of ${:.4}; raise max_cost to continue",
+                reached["spent_cost"].as_f64().unwrap_or(0.0),
+                reached["max_cost"].as_f64().unwrap_or(0.0)
+            ),
+        })
+    }
+
+    /// Records the new budget; a pause on the old one is over when the new one is not reached.
+    pub(super) fn set_budget(&mut self, budget: Budget) -> crate::Result<()> {
+        budget
+            .validate()
+            .map_err(|e| crate::SdkError::Config(e.to_string()))?;
+        let leaf = self.leaf();
+        self.emit(Event::state_update(
+            Budget::KEY,
+            serde_json::to_value(budget).unwrap_or_default(),
+            leaf,
+        ));
+        let paused_on_it = shared_view(&self.shared, |v| {
+            v.state.extra.contains_key(Budget::REACHED_KEY)
+        });
+        if paused_on_it && self.budget_reached().is_none() {
+            let leaf = self.leaf();
+            self.emit(Event::state_update(
+                Budget::REACHED_KEY,
+                serde_json::Value::Null,
+                leaf,
+            ));
+        }
+        self.save_state();
+        Ok(())
     }
 
     pub(super) fn record_metrics(&mut self, usage_id: &str, model: &str, response: &LlmResponse) {

@@ -67,6 +67,16 @@ impl Conversation {
                 .usage_to_metrics
                 .insert(state.agent.llm.usage_id.clone(), metrics);
         }
+        if options.budget.is_set() {
+            options
+                .budget
+                .validate()
+                .map_err(|e| SdkError::Config(e.to_string()))?;
+            state.extra.insert(
+                tandem_protocol::Budget::KEY.into(),
+                serde_json::to_value(options.budget)?,
+            );
+        }
         let mut meta = ConversationMeta::new(&id, None, chrono::Utc::now());
         meta.extra = options.meta_extra.clone();
         meta.extra.insert(
@@ -218,6 +228,8 @@ fn spawn(
         condense_stalled_at: None,
         overflowed: false,
         autotitle,
+        gate: runtime.run_gate,
+        slot: super::queue::Slot::Free,
     };
     let mut actor = actor;
     if recover {
@@ -289,6 +301,17 @@ impl Actor {
                     .into(),
                 ErrorClassification::internal(),
             );
+        }
+        if shared_view(&self.shared, |v| {
+            v.state.extra.contains_key(super::QUEUE_KEY)
+        }) {
+            // It was waiting for a slot: it no longer is.
+            let leaf = self.leaf();
+            self.emit(Event::state_update(
+                super::QUEUE_KEY,
+                serde_json::Value::Null,
+                leaf,
+            ));
         }
         self.set_status(ExecutionStatus::Error);
         self.save_state();

@@ -116,6 +116,18 @@ impl Actor {
             self.end_run(Some(ExecutionStatus::Error));
             return;
         }
+        if let Some(reached) = self.budget_reached() {
+            // Not an error: the run pauses, saying what was spent; raising the budget lets it
+            // run again.
+            let leaf = self.leaf();
+            self.emit(Event::state_update(
+                tandem_protocol::Budget::REACHED_KEY,
+                reached,
+                leaf,
+            ));
+            self.end_run(Some(ExecutionStatus::Paused));
+            return;
+        }
         if self.wants_condensation() {
             self.start_condense();
             return;
@@ -400,16 +412,6 @@ impl Actor {
             self.llm.config().model.clone(),
         );
         self.record_metrics(&usage_id, &model, &response);
-        if let Some((spent, budget)) = self.over_budget() {
-            // The reply was paid for but is not acted on: the budget is a hard stop.
-            self.conversation_error(
-                "BudgetExceeded",
-                format!("Stopped: the agent's LLM has cost ${spent:.4}, over this conversation's budget of ${budget:.4}. Raise max_budget_per_task to continue."),
-                ErrorClassification { kind: "budget".into(), retryable: false, user_action: "fix_config".into(), error_id: None },
-            );
-            self.end_run(Some(ExecutionStatus::Error));
-            return;
-        }
         let calls = response.message.tool_calls.as_ref().map_or(0, Vec::len);
         if calls == 0 {
             let leaf = self.leaf();
@@ -552,6 +554,7 @@ impl Actor {
         self.active = false;
         self.pause_requested = false;
         self.inflight = None;
+        self.release_slot();
         if self.queue.is_empty() {
             // Edited actions rejected or dropped before they ran leave no note to write.
             self.edited.clear();
