@@ -317,12 +317,10 @@ async fn checks(
         sent.elapsed().as_millis(),
         first.as_str().unwrap_or_default()
     );
-    let finished = s
-        .wait_css(
-            ".pane-head .status-pill.st-finished",
-            Duration::from_secs(120),
-        )
-        .await;
+    // The demo's tour waits for the person twice: its risky command asks for approval (the
+    // form's default asks before risky actions), and it asks the person to take over the
+    // browser to sign in. Answer both as a person would, until the run finishes.
+    let finished = answer_the_tour(s, Duration::from_secs(180)).await;
     let mut actions = 0;
     for _ in 0..20 {
         match s.find_all(".timeline-list .item.action").await {
@@ -338,11 +336,18 @@ async fn checks(
     }
     s.screenshot(shots, "desktop-conversation").await?;
     match finished {
-        Ok(_) if actions >= 2 => {
+        Ok(clicked) if actions >= 2 => {
             println!(
-                "desktop: demo conversation finished {} ms after Start, {actions} actions shown",
+                "desktop: demo conversation finished {} ms after Start, {actions} actions shown; the person clicked {clicked:?}",
                 sent.elapsed().as_millis()
-            )
+            );
+            for wanted in ["Approve", "Take control", "Hand back"] {
+                if !clicked.iter().any(|c| c == wanted) {
+                    missing.push(format!(
+                        "the demo's tour never offered {wanted:?} (clicked {clicked:?})"
+                    ));
+                }
+            }
         }
         Ok(_) => missing.push(format!(
             "the demo conversation finished with only {actions} actions in the timeline ({})",
@@ -362,6 +367,35 @@ async fn checks(
         missing.join("\n- ")
     );
     Ok(())
+}
+
+/// Clicks through what the demo's tour asks of the person (Approve; Show the browser, Take
+/// control, Hand back) until the conversation shows finished; the buttons clicked, in order.
+async fn answer_the_tour(s: &Session, limit: Duration) -> Result<Vec<String>> {
+    let script = "const by = (root, text) => root && Array.from(root.querySelectorAll('button')).find(b => b.textContent.trim() === text && !b.disabled);\n\
+        const approval = document.querySelector('[aria-label=\"Pending approval\"]');\n\
+        const asks = document.querySelector('[aria-label=\"The agent asks for you\"]:not([role=alert])');\n\
+        const pane = document.querySelector('[data-pane=\"browser\"]');\n\
+        const request = pane && pane.querySelector('[role=alert][aria-label=\"The agent asks for you\"]');\n\
+        const b = by(approval, 'Approve') || by(pane, 'Hand back') || by(request, 'Take control') || (!request && by(asks, 'Show the browser'));\n\
+        if (b) { b.click(); return b.textContent.trim(); }\n\
+        return document.querySelector('.pane-head .status-pill.st-finished') ? 'finished' : '';";
+    let deadline = Instant::now() + limit;
+    let mut clicked = Vec::new();
+    while Instant::now() < deadline {
+        let did = s
+            .post("/execute/sync", json!({"script": script, "args": []}))
+            .await?;
+        match did.as_str().unwrap_or_default() {
+            "finished" => return Ok(clicked),
+            "" => {}
+            button => clicked.push(button.to_owned()),
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    Err(anyhow::anyhow!(
+        "the demo conversation did not finish within {limit:?} (clicked {clicked:?})"
+    ))
 }
 
 /// The shell's banner for secrets kept outside a keyring.

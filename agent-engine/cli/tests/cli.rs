@@ -60,6 +60,24 @@ impl Env {
         dirs
     }
 
+    /// The one conversation that is not a sub-agent's (the demo's tour hands a task to one).
+    fn top_conversation_dir(&self) -> PathBuf {
+        let mut top: Vec<PathBuf> = self
+            .conversation_dirs()
+            .into_iter()
+            .filter(|d| {
+                let meta: Value = std::fs::read(d.join("meta.json"))
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .unwrap_or_default();
+                meta.get("parent_conversation_id")
+                    .is_none_or(Value::is_null)
+            })
+            .collect();
+        assert_eq!(top.len(), 1, "{top:?}");
+        top.remove(0)
+    }
+
     fn events(&self, dir: &Path) -> Vec<Value> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("events"))
             .unwrap()
@@ -315,9 +333,32 @@ fn the_demo_runs_without_any_provider() {
     assert!(stderr.contains("demo mode"), "{stderr}");
     assert!(stdout.contains("▶ terminal:"), "{stdout}");
     assert!(stdout.contains("▶ finish:"), "{stdout}");
+    // Headless, the tour browses the demo's own page and hands a task to a sub-agent, but asks
+    // no one to take over the browser.
+    assert!(stdout.contains("▶ browser_navigate:"), "{stdout}");
+    assert!(stdout.contains("▶ task:"), "{stdout}");
+    assert!(!stdout.contains("browser_request_handoff"), "{stdout}");
     let dirs = env.conversation_dirs();
-    assert_eq!(dirs.len(), 1);
-    assert_clean_demo(&env.events(&dirs[0]), env.workspace.path());
+    assert_eq!(dirs.len(), 2, "the conversation and its sub-agent's");
+    let top = env.top_conversation_dir();
+    let events = env.events(&top);
+    assert_clean_demo(&events, env.workspace.path());
+    let page = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "browser_get_content")
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        page.contains("Tandem demo shop"),
+        "the page was read: {page}"
+    );
+    let child = dirs.into_iter().find(|d| *d != top).unwrap();
+    assert!(
+        env.events(&child)
+            .iter()
+            .any(|e| e["kind"] == "ActionEvent" && e["tool_name"] == "finish"),
+        "the sub-agent finished its task"
+    );
 }
 
 /// What `child` prints after `prefix` on a line of its stdout (read on, so it never blocks on a
@@ -902,7 +943,7 @@ impl Drop for Reaped {
 fn demo_trace(env: &Env) -> (PathBuf, Vec<Value>) {
     let out = env.run(None, &["show me around", "--llm", "demo"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
-    let dir = env.conversation_dirs().remove(0);
+    let dir = env.top_conversation_dir();
     let events = env.events(&dir);
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
     let trace = env.home.path().join("demo.tandem-trace");
@@ -1126,7 +1167,7 @@ async fn a_local_conversation_moves_to_a_server_and_a_record_stays_behind() {
     std::fs::write(env.workspace.path().join("mine.txt"), "the person's file").unwrap();
     let out = env.run(None, &["show me around", "--llm", "demo"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
-    let dir = env.conversation_dirs().remove(0);
+    let dir = env.top_conversation_dir();
     let events = env.events(&dir);
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
 

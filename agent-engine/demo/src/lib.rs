@@ -24,6 +24,7 @@ pub mod openai_chat;
 mod responder;
 pub mod script;
 mod server;
+pub mod site;
 
 pub use responder::demo_responder;
 pub use script::{

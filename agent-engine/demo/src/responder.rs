@@ -22,6 +22,108 @@ pub fn demo_responder() -> Responder {
     Arc::new(|request: &Value, _index: usize| demo_step(request))
 }
 
+/// The start of the task the tour hands to a sub-agent: a conversation whose task starts so
+/// does the sub-agent's short tour instead of the whole one.
+pub const SUB_TASK: &str = "[Tandem demo sub-task]";
+
+/// The parts of the tour, in order. Which ones a conversation gets depends on its tools: the
+/// browser's only with the browser tools (and the demo site), the takeover only with
+/// `browser_request_handoff` (a person is there to take over), the sub-agent only with `task`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Plan,
+    List,
+    Greet,
+    WriteNotes,
+    ViewNotes,
+    Approval,
+    Browse,
+    ReadPage,
+    Handoff,
+    OpenAccount,
+    ReadAccount,
+    Delegate,
+    PlanDone,
+    Finish,
+}
+
+/// What the conversation can do, from its request.
+struct Abilities {
+    /// The demo site's address, when the agent has a browser and the server serves the site.
+    site: Option<String>,
+    handoff: bool,
+    delegate: bool,
+}
+
+impl Abilities {
+    fn of(request: &Value) -> Self {
+        let tools: Vec<&str> = request
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|t| {
+                t.iter()
+                    .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let has = |name: &str| tools.contains(&name);
+        let browses = has("browser_navigate") && has("browser_get_content");
+        let site = request
+            .get(crate::site::SITE_FIELD)
+            .and_then(Value::as_str)
+            .filter(|_| browses)
+            .map(str::to_owned);
+        Self {
+            handoff: site.is_some() && has("browser_request_handoff"),
+            site,
+            delegate: has("task"),
+        }
+    }
+
+    fn stages(&self) -> Vec<Stage> {
+        use Stage::*;
+        let mut out = vec![List, Greet, WriteNotes, ViewNotes, Approval];
+        if self.site.is_some() {
+            out.extend([Browse, ReadPage]);
+        }
+        if self.handoff {
+            out.extend([Handoff, OpenAccount, ReadAccount]);
+        }
+        if self.delegate {
+            out.push(Delegate);
+        }
+        let mut tour = vec![Plan];
+        tour.extend(out);
+        tour.extend([PlanDone, Finish]);
+        tour
+    }
+
+    fn plan(&self, done: bool) -> Value {
+        let status = |first: bool| match (done, first) {
+            (true, _) => "done",
+            (false, true) => "in_progress",
+            (false, false) => "todo",
+        };
+        let mut items = vec![
+            json!({"title": "Look around the workspace", "status": status(true)}),
+            json!({"title": "Write a notes file about the task", "status": status(false)}),
+        ];
+        if self.site.is_some() {
+            items.push(json!({"title": "Read the demo shop's page in the browser", "status": status(false)}));
+        }
+        if self.handoff {
+            items.push(json!({"title": "Have you sign in to the shop", "status": status(false)}));
+        }
+        if self.delegate {
+            items.push(
+                json!({"title": "Hand a small task to a sub-agent", "status": status(false)}),
+            );
+        }
+        items.push(json!({"title": "Check the work and summarise", "status": status(false)}));
+        json!(items)
+    }
+}
+
 fn demo_step(request: &Value) -> Step {
     let messages: &[Value] = request
         .get("messages")
@@ -38,24 +140,29 @@ fn demo_step(request: &Value) -> Step {
     }
     let after = last_user.map_or(messages, |i| &messages[i + 1..]);
     let turn = after.iter().filter(|m| role(m) == "assistant").count();
+    if task.trim_start().starts_with(SUB_TASK) {
+        return sub_agent_step(turn);
+    }
     let short_task = shorten(&task, 60);
     let workspace = workspace_of(messages);
-    match turn {
-        0 => call(
+    let abilities = Abilities::of(request);
+    let Some(stage) = abilities.stages().get(turn).copied() else {
+        return Step::text("The demo is complete. Send another message to see it again.");
+    };
+    let site = abilities.site.clone().unwrap_or_default();
+    match stage {
+        Stage::Plan => call(
             "I'll start by planning the work.",
             "task_tracker",
-            json!({"command": "plan", "task_list": [
-                {"title": "Look around the workspace", "status": "in_progress"},
-                {"title": "Write a notes file about the task", "status": "todo"},
-                {"title": "Check the file and summarise", "status": "todo"},
-            ], "summary": "Plan the demo task", "security_risk": "LOW"}),
+            json!({"command": "plan", "task_list": abilities.plan(false),
+                   "summary": "Plan the demo task", "security_risk": "LOW"}),
         ),
-        1 => call(
+        Stage::List => call(
             "Let me see what is in the workspace.",
             "terminal",
             json!({"command": "ls -la", "summary": "List the workspace", "security_risk": "LOW"}),
         ),
-        2 => call(
+        Stage::Greet => call(
             "A harmless command to show the terminal at work.",
             "terminal",
             json!({
@@ -64,7 +171,7 @@ fn demo_step(request: &Value) -> Step {
                 "security_risk": "LOW",
             }),
         ),
-        3 => {
+        Stage::WriteNotes => {
             let text = format!(
                 "# Tandem demo\n\nTask: {short_task}\n\nThis file was written by the scripted demo \
                  model, which shows the agent loop without an API key.\nConfigure a real model \
@@ -91,7 +198,7 @@ fn demo_step(request: &Value) -> Step {
                 ),
             }
         }
-        4 => match created_path(after) {
+        Stage::ViewNotes => match created_path(after) {
             Some(path) => call(
                 "Let me check the file.",
                 "file_editor",
@@ -109,35 +216,140 @@ fn demo_step(request: &Value) -> Step {
                 }),
             ),
         },
-        5 => call(
+        Stage::Approval => call(
+            "This next command is harmless, but I mark it high risk so that you see an \
+             approval: when Tandem asks before risky actions, it waits for you to approve it.",
+            "terminal",
+            json!({
+                "command": "echo 'An approved command ran'",
+                "summary": "A harmless command marked high risk, to show an approval",
+                "security_risk": "HIGH",
+            }),
+        ),
+        Stage::Browse => call(
+            "Now the browser: a page Tandem serves itself, on this machine.",
+            "browser_navigate",
+            json!({"url": site, "summary": "Open the demo shop", "security_risk": "LOW"}),
+        ),
+        Stage::ReadPage => call(
+            "Let me read the page.",
+            "browser_get_content",
+            json!({"extract_links": true, "summary": "Read the demo shop's page"}),
+        ),
+        Stage::Handoff => call(
+            "Signing in is for you to do, not me: I'll hand you the browser.",
+            "browser_request_handoff",
+            json!({
+                "reason": format!(
+                    "Please sign in to the demo shop at {site}login with any name and password \
+                     (nothing leaves this machine), then hand the browser back."
+                ),
+                "summary": "Ask the person to sign in",
+                "security_risk": "LOW",
+            }),
+        ),
+        Stage::OpenAccount => call(
+            "Thanks! Let me look at the account page.",
+            "browser_navigate",
+            json!({"url": format!("{site}account"), "summary": "Open the account page", "security_risk": "LOW"}),
+        ),
+        Stage::ReadAccount => call(
+            "",
+            "browser_get_content",
+            json!({"extract_links": false, "summary": "Read who is signed in"}),
+        ),
+        Stage::Delegate => call(
+            "Last, I'll hand a small task to a sub-agent: it runs as a child conversation.",
+            "task",
+            json!({
+                "description": "Count the workspace files",
+                "prompt": format!("{SUB_TASK} Count the files in the workspace and report the number."),
+                "subagent_type": "general-purpose",
+                "summary": "Hand a small task to a sub-agent",
+                "security_risk": "LOW",
+            }),
+        ),
+        Stage::PlanDone => call(
             "Everything is done; updating the plan.",
             "task_tracker",
-            json!({"command": "plan", "task_list": [
-                {"title": "Look around the workspace", "status": "done"},
-                {"title": "Write a notes file about the task", "status": "done"},
-                {"title": "Check the file and summarise", "status": "done"},
-            ], "summary": "Mark the plan done", "security_risk": "LOW"}),
+            json!({"command": "plan", "task_list": abilities.plan(true),
+                   "summary": "Mark the plan done", "security_risk": "LOW"}),
         ),
-        6 => {
+        Stage::Finish => {
             let path = created_path(after)
                 .or_else(|| written_name(after))
                 .unwrap_or_else(|| "a notes file".to_owned());
+            let mut did = vec![
+                "planned the work".to_owned(),
+                "listed the workspace".to_owned(),
+                "ran commands (one after your approval, when asked)".to_owned(),
+                format!("wrote {path} and checked it"),
+            ];
+            if abilities.site.is_some() {
+                did.push("read a page in the browser".to_owned());
+            }
+            if abilities.handoff {
+                did.push(match signed_in_as(after) {
+                    Some(name) => format!("had you sign in (the shop says: signed in as {name})"),
+                    None => "handed you the browser to sign in".to_owned(),
+                });
+            }
+            if abilities.delegate {
+                did.push("handed a task to a sub-agent".to_owned());
+            }
+            let last = did.pop().unwrap_or_default();
             call(
                 "",
                 "finish",
                 json!({
                     "message": format!(
-                        "Demo finished for \"{short_task}\": I planned the work, listed the \
-                         workspace, ran a command, wrote {path} and checked it. This was the \
+                        "Demo finished for \"{short_task}\": I {} and {last}. This was the \
                          scripted demo model; configure a real LLM to have the agent actually \
-                         work on your task."
+                         work on your task.",
+                        did.join(", ")
                     ),
                     "summary": "Finish the demo",
                 }),
             )
         }
-        _ => Step::text("The demo is complete. Send another message to see it again."),
     }
+}
+
+/// The sub-agent's tour: count the workspace's files, report.
+fn sub_agent_step(turn: usize) -> Step {
+    match turn {
+        0 => call(
+            "I'll count the files.",
+            "terminal",
+            json!({
+                "command": "find . -maxdepth 1 -type f | wc -l",
+                "summary": "Count the workspace files",
+                "security_risk": "LOW",
+            }),
+        ),
+        1 => call(
+            "",
+            "finish",
+            json!({
+                "message": "Counted the files in the workspace (the number is in the terminal's output above). I was a sub-agent of the demo.",
+                "summary": "Report the count",
+            }),
+        ),
+        _ => Step::text("The sub-task is done."),
+    }
+}
+
+/// Who the demo shop says is signed in, from the page the browser read last.
+fn signed_in_as(after_user: &[Value]) -> Option<String> {
+    let text = after_user
+        .iter()
+        .rev()
+        .filter(|m| role(m) == "tool")
+        .map(text_of)
+        .find(|t| t.contains("Signed in as "))?;
+    let (_, rest) = text.split_once("Signed in as ")?;
+    let name = rest.split_once('.').map_or(rest, |(n, _)| n).trim();
+    (!name.is_empty()).then(|| shorten(name, 40))
 }
 
 fn call(text: &str, name: &str, arguments: Value) -> Step {
@@ -314,15 +526,31 @@ mod tests {
     /// Plays the tour against `responder`, answering each call with `answer(name, args)`;
     /// returns the tool names called and the arguments of each call.
     fn tour(system: &str, answer: impl Fn(&str, &Value) -> String) -> (Vec<String>, Vec<Value>) {
+        tour_with(system, &["terminal"], None, answer)
+    }
+
+    /// The tour with these tools, and the demo site at `site` when given.
+    fn tour_with(
+        system: &str,
+        tool_names: &[&str],
+        site: Option<&str>,
+        answer: impl Fn(&str, &Value) -> String,
+    ) -> (Vec<String>, Vec<Value>) {
         let responder = demo_responder();
-        let tools = json!([{"type": "function", "function": {"name": "terminal"}}]);
+        let tools: Vec<Value> = tool_names
+            .iter()
+            .map(|n| json!({"type": "function", "function": {"name": n}}))
+            .collect();
         let mut messages = vec![
             json!({"role": "system", "content": system}),
             json!({"role": "user", "content": [{"type": "text", "text": "make notes"}]}),
         ];
         let (mut names, mut args) = (Vec::new(), Vec::new());
-        for i in 0..10 {
-            let request = json!({"messages": messages, "tools": tools});
+        for i in 0..20 {
+            let mut request = json!({"messages": messages, "tools": tools});
+            if let Some(site) = site {
+                request[crate::site::SITE_FIELD] = json!(site);
+            }
             let step = responder(&request, i);
             let Step::Reply(reply) = &step else {
                 panic!("not a reply: {step:?}")
@@ -352,12 +580,13 @@ mod tests {
         )
     }
 
-    const TOUR: [&str; 7] = [
+    const TOUR: [&str; 8] = [
         "task_tracker",
         "terminal",
         "terminal",
         "file_editor",
         "file_editor",
+        "terminal",
         "task_tracker",
         "finish",
     ];
@@ -371,7 +600,11 @@ mod tests {
             let created = format!("{workspace}/tandem-demo-notes.md");
             assert_eq!(args[3]["path"], created.as_str());
             assert_eq!(args[4]["path"], created.as_str());
-            assert!(args[6]["message"].as_str().unwrap().contains(&created));
+            assert!(args[7]["message"].as_str().unwrap().contains(&created));
+            assert_eq!(
+                args[5]["security_risk"], "HIGH",
+                "one step shows an approval"
+            );
         }
     }
 
@@ -419,6 +652,7 @@ mod tests {
                 "terminal",
                 "terminal",
                 "terminal",
+                "terminal",
                 "task_tracker",
                 "finish"
             ]
@@ -430,11 +664,103 @@ mod tests {
         );
         assert_eq!(args[4]["command"], "cat tandem-demo-notes.md");
         assert!(
-            args[6]["message"]
+            args[7]["message"]
                 .as_str()
                 .unwrap()
                 .contains("wrote tandem-demo-notes.md")
         );
+    }
+
+    const ALL_TOOLS: [&str; 6] = [
+        "terminal",
+        "file_editor",
+        "task_tracker",
+        "browser_navigate",
+        "browser_get_content",
+        "task",
+    ];
+
+    #[test]
+    fn with_a_browser_a_person_and_sub_agents_the_tour_browses_hands_over_and_delegates() {
+        let site = "http://127.0.0.1:4321/demo/";
+        let mut tools = ALL_TOOLS.to_vec();
+        tools.push("browser_request_handoff");
+        let (names, args) = tour_with(&prompt("/w"), &tools, Some(site), |name, _| match name {
+            "browser_get_content" => "# Your account\nSigned in as Ada.\nNo orders yet.".into(),
+            _ => "ok".into(),
+        });
+        assert_eq!(
+            names,
+            [
+                "task_tracker",
+                "terminal",
+                "terminal",
+                "file_editor",
+                "file_editor",
+                "terminal",
+                "browser_navigate",
+                "browser_get_content",
+                "browser_request_handoff",
+                "browser_navigate",
+                "browser_get_content",
+                "task",
+                "task_tracker",
+                "finish"
+            ]
+        );
+        assert_eq!(args[6]["url"], site);
+        assert!(args[8]["reason"].as_str().unwrap().contains("sign in"));
+        assert_eq!(args[9]["url"], "http://127.0.0.1:4321/demo/account");
+        assert!(args[11]["prompt"].as_str().unwrap().starts_with(SUB_TASK));
+        let done = args[13]["message"].as_str().unwrap();
+        assert!(
+            done.contains("signed in as Ada") && done.contains("sub-agent"),
+            "{done}"
+        );
+        assert_eq!(args[0]["task_list"].as_array().unwrap().len(), 6);
+    }
+
+    #[test]
+    fn headless_the_tour_browses_and_delegates_but_asks_for_no_takeover() {
+        let (names, _) = tour_with(
+            &prompt("/w"),
+            &ALL_TOOLS,
+            Some("http://127.0.0.1:1/demo/"),
+            |_, _| "ok".into(),
+        );
+        assert!(names.contains(&"browser_navigate".to_owned()));
+        assert!(names.contains(&"task".to_owned()));
+        assert!(!names.contains(&"browser_request_handoff".to_owned()));
+        // Without the site (a server that does not serve it), no browsing either.
+        let (names, _) = tour_with(&prompt("/w"), &ALL_TOOLS, None, |_, _| "ok".into());
+        assert!(
+            !names.iter().any(|n| n.starts_with("browser_")),
+            "{names:?}"
+        );
+    }
+
+    #[test]
+    fn the_sub_agent_counts_and_reports_without_a_tour_of_its_own() {
+        let responder = demo_responder();
+        let tools: Vec<Value> = ALL_TOOLS
+            .iter()
+            .map(|n| json!({"type": "function", "function": {"name": n}}))
+            .collect();
+        let task = format!("{SUB_TASK} Count the files in the workspace and report the number.");
+        let request = json!({"messages": [{"role": "user", "content": task}], "tools": tools});
+        let Step::Reply(first) = responder(&request, 0) else {
+            panic!()
+        };
+        assert_eq!(first.tool_calls[0].name, "terminal");
+        let request = json!({"messages": [
+            {"role": "user", "content": task},
+            {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "3"},
+        ], "tools": tools});
+        let Step::Reply(second) = responder(&request, 1) else {
+            panic!()
+        };
+        assert_eq!(second.tool_calls[0].name, "finish");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! (the [`demo_responder`](crate::demo_responder) unless told otherwise). It answers
 //! `POST /v1/chat/completions` (JSON, or server-sent events when the request streams) and
 //! `GET /v1/models`, and keeps nothing of the requests it answers, so it may run as long as the
-//! app does.
+//! app does. It also serves the [demo site](crate::site) the tour browses, under `/demo/`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{Method, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
@@ -54,6 +54,7 @@ impl DemoServer {
         let router = Router::new()
             .route("/v1/chat/completions", post(completion))
             .route("/v1/models", get(models))
+            .merge(crate::site::router())
             .fallback(unexpected)
             .with_state(shared);
         let server = BackgroundServer::bind(addr, router, "demo-llm")?;
@@ -65,14 +66,19 @@ impl DemoServer {
         format!("http://{}/v1", self.server.addr())
     }
 
+    /// The demo site's address, e.g. `http://127.0.0.1:41234/demo/`.
+    pub fn site_url(&self) -> String {
+        format!("http://{}{}", self.server.addr(), crate::site::SITE_PATH)
+    }
+
     /// The bound address.
     pub fn addr(&self) -> SocketAddr {
         self.server.addr()
     }
 }
 
-async fn completion(State(shared): State<Arc<Shared>>, raw: Bytes) -> Response {
-    let Ok(request) = serde_json::from_slice::<Value>(&raw) else {
+async fn completion(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw: Bytes) -> Response {
+    let Ok(mut request) = serde_json::from_slice::<Value>(&raw) else {
         return json_response(
             StatusCode::BAD_REQUEST,
             &error_body(
@@ -81,6 +87,16 @@ async fn completion(State(shared): State<Arc<Shared>>, raw: Bytes) -> Response {
             ),
         );
     };
+    // The responder learns where the demo site is from the address the client called.
+    if let (Some(host), Some(obj)) = (
+        headers.get(header::HOST).and_then(|h| h.to_str().ok()),
+        request.as_object_mut(),
+    ) {
+        obj.insert(
+            crate::site::SITE_FIELD.into(),
+            Value::String(format!("http://{host}{}", crate::site::SITE_PATH)),
+        );
+    }
     let index = shared.answered.fetch_add(1, Ordering::Relaxed);
     let Step::Reply(reply) = (shared.responder)(&request, index) else {
         return json_response(

@@ -138,3 +138,71 @@ fn stops_when_dropped() {
     });
     assert!(refused, "{addr} still accepts connections");
 }
+
+/// The demo site the tour browses: the shop, its sign-in form, and the account page that says
+/// who signed in (by the cookie the form set); the tour's plan includes it when the agent has
+/// a browser, at the address the client called.
+#[tokio::test]
+async fn serves_the_demo_site_and_the_tour_browses_it() {
+    let server = DemoServer::start().unwrap();
+    let site = server.site_url();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let front = http.get(&site).send().await.unwrap();
+    assert_eq!(front.status(), 200);
+    assert!(front.text().await.unwrap().contains("Tandem demo shop"));
+    let form = http.get(format!("{site}login")).send().await.unwrap();
+    assert!(form.text().await.unwrap().contains("name=\"password\""));
+    let signed = http
+        .post(format!("{site}session"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("name=Ada+L%C3%BC%3Cb%3E&password=x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed.status(), 303);
+    assert_eq!(signed.headers()["location"], "/demo/account");
+    let cookie = signed.headers()["set-cookie"].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let account = http
+        .get(format!("{site}account"))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        account.contains("Signed in as Ada Lü&lt;b&gt;."),
+        "{account}"
+    );
+    let anonymous = http.get(format!("{site}account")).send().await.unwrap();
+    assert!(anonymous.text().await.unwrap().contains("Not signed in"));
+
+    let mut request = first_request(false);
+    request["tools"] = json!([
+        {"type": "function", "function": {"name": "task_tracker"}},
+        {"type": "function", "function": {"name": "browser_navigate"}},
+        {"type": "function", "function": {"name": "browser_get_content"}},
+    ]);
+    let body: Value = http
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(&request)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let args: Value = serde_json::from_str(
+        body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let plan = args["task_list"].to_string();
+    assert!(plan.contains("demo shop"), "{plan}");
+}

@@ -1,5 +1,6 @@
 // @ts-check
 // What a person does in the UI, step by step, shared by the specs.
+import assert from "node:assert/strict";
 import { until, visible } from "./browser.mjs";
 
 /**
@@ -51,4 +52,43 @@ export async function timelineShows(page, text, timeout = 30_000) {
  */
 export async function terminalText(page) {
   return page.locator(".xterm-host .xterm-rows").innerText();
+}
+
+/**
+ * Clicks the page point (x, y) (CSS pixels of the agent's page) on the live picture, mapping it
+ * as a person's eye would: the picture is scaled to fit its box and centred (object-fit: contain).
+ * @param {import("playwright-core").Page} page
+ * @param {{ x: number, y: number }} at
+ */
+export async function clickOnPage(page, at) {
+  const img = await visible(page.locator('[data-pane="browser"] img.live-frame'), "the live picture of the page");
+  const g = await img.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const i = /** @type {HTMLImageElement} */ (el);
+    return { left: r.left, top: r.top, width: r.width, height: r.height, nw: i.naturalWidth, nh: i.naturalHeight, pw: Number(i.dataset.pageWidth), ph: Number(i.dataset.pageHeight) };
+  });
+  assert.ok(g.pw > 0 && g.ph > 0, `the picture names the page's size (${g.pw}×${g.ph})`);
+  const iw = g.nw || g.pw;
+  const ih = g.nh || g.ph;
+  const scale = Math.min(g.width / iw, g.height / ih);
+  const w = iw * scale;
+  const h = ih * scale;
+  const left = g.left + (g.width - w) / 2;
+  const top = g.top + (g.height - h) / 2;
+  await page.mouse.click(left + (at.x / g.pw) * w, top + (at.y / g.ph) * h);
+}
+
+/**
+ * Waits until the browser pane's address bar shows `part`.
+ * @param {import("playwright-core").Page} page
+ * @param {string} part
+ */
+export async function addressShows(page, part) {
+  await until(
+    page,
+    `the address bar to show "${part}"`,
+    (p) => (/** @type {HTMLInputElement | null} */ (document.querySelector('[data-pane="browser"] input[aria-label="Address"]'))?.value ?? "").includes(p),
+    part,
+    30_000,
+  );
 }

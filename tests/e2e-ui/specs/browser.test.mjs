@@ -9,7 +9,7 @@ import { createServer } from "node:http";
 import { describe, it } from "node:test";
 import { shot, timelineText, until, visible } from "../lib/browser.mjs";
 import { stackSession } from "../lib/session.mjs";
-import { startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
+import { addressShows, clickOnPage, startConversation, statusIs, timelineShows } from "../lib/ui.mjs";
 
 const USER = "ann";
 const PASSWORD = "not-a-secret";
@@ -66,45 +66,6 @@ async function serveSite() {
     requests,
     close: () => new Promise((resolve) => server.close(() => resolve(undefined))),
   };
-}
-
-/**
- * Clicks the page point (x, y) (CSS pixels of the agent's page) on the live picture, mapping it
- * as a person's eye would: the picture is scaled to fit its box and centred (object-fit: contain).
- * @param {import("playwright-core").Page} page
- * @param {{ x: number, y: number }} at
- */
-async function clickOnPage(page, at) {
-  const img = await visible(page.locator('[data-pane="browser"] img.live-frame'), "the live picture of the page");
-  const g = await img.evaluate((el) => {
-    const r = el.getBoundingClientRect();
-    const i = /** @type {HTMLImageElement} */ (el);
-    return { left: r.left, top: r.top, width: r.width, height: r.height, nw: i.naturalWidth, nh: i.naturalHeight, pw: Number(i.dataset.pageWidth), ph: Number(i.dataset.pageHeight) };
-  });
-  assert.ok(g.pw > 0 && g.ph > 0, `the picture names the page's size (${g.pw}×${g.ph})`);
-  const iw = g.nw || g.pw;
-  const ih = g.nh || g.ph;
-  const scale = Math.min(g.width / iw, g.height / ih);
-  const w = iw * scale;
-  const h = ih * scale;
-  const left = g.left + (g.width - w) / 2;
-  const top = g.top + (g.height - h) / 2;
-  await page.mouse.click(left + (at.x / g.pw) * w, top + (at.y / g.ph) * h);
-}
-
-/**
- * Waits until the browser pane's address bar shows `part`.
- * @param {import("playwright-core").Page} page
- * @param {string} part
- */
-async function addressShows(page, part) {
-  await until(
-    page,
-    `the address bar to show "${part}"`,
-    (p) => (/** @type {HTMLInputElement | null} */ (document.querySelector('[data-pane="browser"] input[aria-label="Address"]'))?.value ?? "").includes(p),
-    part,
-    30_000,
-  );
 }
 
 describe("browser", () => {
