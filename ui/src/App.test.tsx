@@ -66,4 +66,22 @@ describe("App shell", () => {
     expect((await screen.findAllByText(/Unauthorized/)).length).toBeGreaterThan(0);
     expect(screen.queryByText("Fix the flaky test")).toBeNull();
   });
+
+  it("opens the Costs view from the top bar, and closes it with Escape", async () => {
+    await act(async () => {
+      await useBackends.getState().load();
+    });
+    render(
+      <QueryClientProvider client={new QueryClient()}>
+        <App />
+      </QueryClientProvider>,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "Costs" }));
+    const dialog = await screen.findByRole("dialog", { name: "Costs" });
+    // The remote refuses the key: listed, not counted.
+    await waitFor(() => expect(dialog.textContent).toContain("unreachable"));
+    expect(dialog.textContent).toContain("Box");
+    fireEvent.keyDown(dialog, { key: "Escape" });
+    expect(screen.queryByRole("dialog", { name: "Costs" })).toBeNull();
+  });
 });

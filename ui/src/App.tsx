@@ -3,6 +3,7 @@ import { Group, Panel, Separator } from "react-resizable-panels";
 import { BackendSwitcher } from "./features/backends/BackendSwitcher";
 import { useActiveBackend, useBackends } from "./features/backends/backendStore";
 import { ConversationsPane } from "./features/conversations/ConversationsPane";
+import { CostsDialog } from "./features/costs/CostsDialog";
 import { SettingsDialog } from "./features/settings/SettingsDialog";
 import { host } from "./host";
 import { HelpOverlay } from "./shell/HelpOverlay";
@@ -21,6 +22,7 @@ export function App() {
   const theme = useUi((s) => s.theme);
   const setTheme = useUi((s) => s.setTheme);
   const setSettings = useUi((s) => s.setSettings);
+  const setCosts = useUi((s) => s.setCosts);
   const setHelp = useUi((s) => s.setHelp);
   const hostKind = host().kind;
 
@@ -51,6 +53,9 @@ export function App() {
         {hostKind === "browser" && backend?.kind === "local" && <span className="muted small">served by {backend.baseUrl}</span>}
         <button type="button" onClick={() => setTheme(nextTheme[theme])} title="Theme: system → dark → light">
           Theme: {theme}
+        </button>
+        <button type="button" onClick={() => setCosts(true)} title="Spending per conversation, model and day, on every backend">
+          Costs
         </button>
         <button type="button" onClick={() => setSettings(true)} title="Settings (Ctrl+,)">
           Settings
@@ -85,6 +90,7 @@ export function App() {
         )}
       </main>
       <SettingsDialog />
+      <CostsDialog />
       <HelpOverlay />
     </div>
   );

@@ -11,6 +11,7 @@ import type {
 import type {
   ApproveEditedRequest,
   ApproveEditedResponse,
+  Budget,
   CheckpointList,
   ConversationInfo,
   ExportConversationRequest,
@@ -23,6 +24,7 @@ import type {
   ReplayState,
   RewindRequest,
   RewindResponse,
+  TandemStartFields,
 } from "./tandemTypes";
 import type { WorkspaceDiff, WorkspaceFile, WorkspaceTree } from "./workspaceTypes";
 
@@ -114,7 +116,8 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
       return unwrap("get conversation", client.GET("/api/conversations/{conversation_id}", { params: cid(id) }));
     },
 
-    createConversation(body: StartConversationRequest){
+    /** Tandem servers also read `budget` (422 naming `budget.max_cost` / `budget.max_tokens` at 0 or less). */
+    createConversation(body: StartConversationRequest & TandemStartFields){
       return unwrap("create conversation", client.POST("/api/conversations", { body }));
     },
 
@@ -176,6 +179,19 @@ export function createApi(conn: Connection, fetchImpl?: FetchLike) {
      */
     fork(id: string, body: ForkConversationRequest): Promise<ConversationInfo> {
       return raw("fork", "POST", `/api/conversations/${enc(id)}/fork`, body);
+    },
+
+    /** Tandem: what the conversation may spend before its run pauses (absent: no limit). An upstream server answers 404. */
+    budget(id: string): Promise<Budget> {
+      return raw("budget", "GET", `/api/conversations/${enc(id)}/budget`);
+    },
+    /**
+     * Tandem: sets both limits (an absent one is none) and answers the budget. A run paused on
+     * its budget may run again once it is raised (the state's `budget_reached` turns null);
+     * 422 naming `max_cost` or `max_tokens` for 0 or less.
+     */
+    setBudget(id: string, budget: Budget): Promise<Budget> {
+      return raw("set the budget", "PUT", `/api/conversations/${enc(id)}/budget`, budget);
     },
 
     setConfirmationPolicy(id: string, policy: ConfirmationPolicy): Promise<unknown> {

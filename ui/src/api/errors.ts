@@ -13,6 +13,12 @@ export type ApiErrorKind =
   | "server" // 5xx
   | "not_agent_server"; // answered, but not like an agent server
 
+/** One entry of a 422's `detail` list: where the wrong value is (`["body", "max_cost"]`) and why. */
+export interface FieldError {
+  loc: readonly string[];
+  msg: string;
+}
+
 export class ApiError extends Error {
   override readonly name = "ApiError";
   constructor(
@@ -20,9 +26,26 @@ export class ApiError extends Error {
     message: string,
     readonly status?: number,
     readonly detail?: string,
+    /** A 400/422's wrong fields, so a form can show each message beside its field. */
+    readonly fields: readonly FieldError[] = [],
   ) {
     super(message);
   }
+}
+
+/** The entries of a FastAPI-style 422 list that name a field (`loc`); none for any other body. */
+export function fieldErrorsOf(body: unknown): FieldError[] {
+  if (typeof body !== "object" || body === null) return [];
+  const d = (body as { detail?: unknown }).detail;
+  if (!Array.isArray(d)) return [];
+  const out: FieldError[] = [];
+  for (const x of d as unknown[]) {
+    if (typeof x !== "object" || x === null) continue;
+    const item = x as { loc?: unknown; msg?: unknown };
+    if (!Array.isArray(item.loc)) continue;
+    out.push({ loc: item.loc.map(String), msg: typeof item.msg === "string" ? item.msg : "" });
+  }
+  return out;
 }
 
 /** The `detail` of a FastAPI-style error body (`{"detail": "..."}` or a 422 list). */
@@ -54,7 +77,7 @@ export function errorFromStatus(status: number, body: unknown, what: string): Ap
   if (status === 413) return new ApiError("too_large", `Too large (${what})${suffix}`, status, detail);
   if (status === 429) return new ApiError("busy", `The server is at capacity (${what})${suffix}`, status, detail);
   if (status === 400 || status === 422)
-    return new ApiError("invalid", `Rejected by the server (${what})${suffix}`, status, detail);
+    return new ApiError("invalid", `Rejected by the server (${what})${suffix}`, status, detail, fieldErrorsOf(body));
   if (status >= 500) return new ApiError("server", `Server error ${status} (${what})${suffix}`, status, detail);
   return new ApiError("server", `Unexpected HTTP ${status} (${what})${suffix}`, status, detail);
 }

@@ -197,7 +197,7 @@ export interface paths {
         put?: never;
         /**
          * Body StartConversationRequest
-         * @description Body StartConversationRequest; 201 ConversationInfo when created, 200 when conversation_id exists; 422 naming the field; 429 at capacity with a running initial message.
+         * @description Body StartConversationRequest; 201 ConversationInfo when created, 200 when conversation_id exists; 422 naming the field. A run beyond max_concurrent_runs waits its turn (state.queued_ahead says how many runs are ahead).
          */
         post: operations["post_api_conversations"];
         delete?: never;
@@ -454,6 +454,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversation_id}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * (Tandem addition.) Budget {max_cost, max_tokens}: what the conversation may spend (US dollars
+         * @description (Tandem addition.) Budget {max_cost, max_tokens}: what the conversation may spend (US dollars; prompt and completion tokens of all its LLMs) before its run pauses; upstream's max_budget_per_task of the agent's LLM is the cost limit when max_cost is unset.
+         */
+        get: operations["get_api_conversations__conversation_id__budget"];
+        /**
+         * (Tandem addition.) Body Budget {max_cost?, max_tokens?} (absent: no limit) → the budget. Reaching it pauses the run (status paused, state budget_reached {limit, spent_cost, spent_tokens, max_cost, max_tokens})
+         * @description (Tandem addition.) Body Budget {max_cost?, max_tokens?} (absent: no limit) → the budget. Reaching it pauses the run (status paused, state budget_reached {limit, spent_cost, spent_tokens, max_cost, max_tokens}); a run started while it is reached gets 409 naming what was spent. Raising it clears budget_reached. 422 naming a limit of 0 or less.
+         */
+        put: operations["put_api_conversations__conversation_id__budget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversation_id}/checkpoints": {
         parameters: {
             query?: never;
@@ -485,7 +509,7 @@ export interface paths {
         put?: never;
         /**
          * Starts a child conversation (parent's LLM, tools less task, workspace) with `task` as its first message → 201 StartChildConversationResponse
-         * @description Starts a child conversation (parent's LLM, tools less task, workspace) with `task` as its first message → 201 StartChildConversationResponse; 404 without the parent, 422 naming the field, 429 at capacity.
+         * @description Starts a child conversation (parent's LLM, tools less task, workspace) with `task` as its first message → 201 StartChildConversationResponse; 404 without the parent, 422 naming the field.
          */
         post: operations["post_api_conversations__conversation_id__children"];
         delete?: never;
@@ -913,7 +937,7 @@ export interface paths {
         put?: never;
         /**
          * Starts the loop (approves pending actions)
-         * @description Starts the loop (approves pending actions); 409 while running, 429 at capacity.
+         * @description Starts the loop (approves pending actions); 409 while running or waiting its turn. Beyond max_concurrent_runs the run waits in a queue, first come first served (state.queued_ahead).
          */
         post: operations["post_api_conversations__conversation_id__run"];
         delete?: never;
@@ -2147,6 +2171,22 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @description (Tandem.) What a conversation may spend before its run pauses: a cost in US dollars and a
+         *     number of tokens (prompt and completion, every LLM of the conversation). Unset: no limit.
+         */
+        Budget: {
+            /**
+             * Format: double
+             * @description US dollars; more than 0.
+             */
+            max_cost?: number | null;
+            /**
+             * Format: int64
+             * @description Tokens; more than 0.
+             */
+            max_tokens?: number | null;
+        };
         /** @description One choice of a completion. */
         ChatChoice: {
             /** @description `stop`. */
@@ -2455,6 +2495,13 @@ export interface components {
             parent_conversation_id?: string | null;
             /** @description The conversation's directory on the server. */
             persistence_dir?: string | null;
+            /**
+             * Format: int32
+             * @description (Tandem addition.) While its run waits for a slot (the server runs at most
+             *     `max_concurrent_runs` at once, first come first served): how many runs are ahead of it.
+             *     Absent otherwise.
+             */
+            queued_ahead?: number | null;
             runtime_info?: components["schemas"]["RuntimeInfo"] | null;
             /** @description Secret names and redacted sources. */
             secret_registry: unknown;
@@ -5163,6 +5210,82 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_conversations__conversation_id__budget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_api_conversations__conversation_id__budget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The request body. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Budget"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Missing or wrong session key: {"detail":"Unauthorized"} */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not valid: the list names each wrong field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
         };

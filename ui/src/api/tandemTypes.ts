@@ -1,4 +1,4 @@
-// Shapes of Tandem's own event, checkpoint, rewind, review, fork, replay and move routes that upstream's OpenAPI document does not contain,
+// Shapes of Tandem's own event, checkpoint, rewind, review, fork, replay, move and budget routes that upstream's OpenAPI document does not contain,
 // generated from our server's document (ui/openapi.tandem.json into tandem.gen.ts); this file
 // only gives them their short names.
 import type { components } from "./tandem.gen";
@@ -7,6 +7,15 @@ type Schemas = components["schemas"];
 
 export type ApproveEditedRequest = Schemas["ApproveEditedRequest"];
 export type ApproveEditedResponse = Schemas["ApproveEditedResponse"];
+/** What a conversation may spend before its run pauses (`GET`/`PUT …/budget`); an absent limit is none. */
+export type Budget = Schemas["Budget"];
+/**
+ * The Tandem fields of `POST /api/conversations` beside upstream's: the server's document
+ * leaves them among the request's open extra fields, so they are named here, from its schemas.
+ */
+export interface TandemStartFields {
+  budget?: Budget;
+}
 export type ConversationInfo = Schemas["ConversationInfo"];
 export type ExportConversationRequest = Schemas["ExportConversationRequest"];
 export type ForkConversationRequest = Schemas["ForkConversationRequest"];

@@ -10,7 +10,12 @@ import { apiFor, useBackends, type Backend } from "../features/backends/backendS
 import { pendingHandoff } from "../features/browser/handoff";
 import { HandoffNotice } from "../features/browser/HandoffNotice";
 import { createBrowserApi } from "../features/browser/rest";
+import { budgetSummary, offersBudgets } from "../features/budget/budget";
+import { BudgetBanner } from "../features/budget/BudgetBanner";
+import { BudgetDialog } from "../features/budget/BudgetDialog";
 import { ChatPane } from "../features/chat/ChatPane";
+import { isQueued } from "../features/chat/queue";
+import { useQueuePlace } from "../features/chat/useQueuePlace";
 import { conversationsKey } from "../features/conversations/queries";
 import { ForkDialog } from "../features/fork/ForkDialog";
 import { MoveDialog } from "../features/move/MoveDialog";
@@ -62,6 +67,10 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
   const api = apiFor(backend);
   const pending = useMemo(() => pendingApprovals(state), [state]);
   const dispatch = useCallback((input: TimelineInput) => useLive.getState().dispatch(key, input), [key]);
+  // A run waiting for a slot: its place is polled (the conversation list shows it too).
+  const onQueuePlace = useCallback((ahead: number) => dispatch({ type: "queuePlace", ahead }), [dispatch]);
+  useQueuePlace(api, conversationId, isQueued(state.status, state.queuedAhead), onQueuePlace);
+  const [budgeting, setBudgeting] = useState(false);
   const approveAll = useCallback(() => {
     if (pending.length) void api.respondToConfirmation(conversationId, true);
   }, [api, conversationId, pending.length]);
@@ -178,12 +187,24 @@ export function Workspace({ backend, conversationId }: { backend: Backend; conve
           <div className="pane-head">
             <StatusBar state={state} stream={stream} />
             <PolicySwitch api={api} conversationId={conversationId} policyKind={state.policy} />
+            {offersBudgets(info) && (
+              <button type="button" className="chip" onClick={() => setBudgeting(true)} title="What this conversation may spend before its run pauses">
+                Budget: {budgetSummary(state.budget)}
+              </button>
+            )}
             {!lacks("tandem_move_v1") && info !== undefined && (
               <button type="button" className="chip" onClick={() => setMoving(true)} title="Continue this conversation on another backend">
                 Move to…
               </button>
             )}
           </div>
+          {state.budgetReached && (
+            <BudgetBanner
+              // A new reach starts from the limits it paused on.
+              key={`${state.budgetReached.limit}:${state.budgetReached.spentTokens}:${state.budgetReached.spentCost}`}
+              api={api} conversationId={conversationId} reached={state.budgetReached} budget={state.budget} />
+          )}
+          {budgeting && <BudgetDialog api={api} conversationId={conversationId} onClose={() => setBudgeting(false)} />}
           {pending.length > 0 && <ApprovalPanel api={api} conversationId={conversationId} pending={pending} canEdit={!lacks("tandem_approve_edited_v1")} />}
           {handoff && rightTab !== "browser" && (
             <HandoffNotice handoff={handoff} api={browserApi} conversationId={conversationId} onShow={() => setRightTab("browser")} />

@@ -1,6 +1,7 @@
 // The pure reducer that turns a conversation's event stream into what the panes show: timeline
 // items (each action grouped with its answer), the pending approvals, the execution status,
-// cost and tokens, the text the agent is streaming, and the messages queued by the person.
+// cost and tokens, the run's place in the server's run queue, the budget it paused on, the text the
+// agent is streaming, and the messages queued by the person.
 //
 // It is pure (state, input) → state and never mutates its input, so it can be replayed and
 // tested; replayed events (reconnect catch-up, `resend_mode=all`) are dropped by id, so feeding
@@ -16,6 +17,9 @@ import type {
   UserRejectObservation,
   WireEvent,
 } from "../api/types";
+import type { Budget } from "../api/tandemTypes";
+import { BUDGET_KEY, BUDGET_REACHED_KEY, readBudget, readBudgetReached, type BudgetReached } from "../features/budget/budget";
+import { QUEUED_AHEAD_KEY, queuePlaceOf } from "../features/chat/queue";
 import { initialBranches, isNavigation, placeEvent, type Branches } from "./branch";
 
 /** What answered an action: its observation, a rejection, or an agent error. */
@@ -59,6 +63,12 @@ export interface TimelineState {
   policy: string | null;
   model: string | null;
   usage: Usage;
+  /** While the run waits for a slot (a Tandem server's run queue): how many runs are ahead; else null. */
+  queuedAhead: number | null;
+  /** The run paused on its budget: what was spent and the limits; null otherwise (or once raised). */
+  budgetReached: BudgetReached | null;
+  /** The budget as the state last said (null: not said, e.g. an upstream server). */
+  budget: Budget | null;
   /** Agent text and reasoning streamed by StreamingDeltaEvent, cleared by the final event. */
   streaming: { content: string; reasoning: string } | null;
   queued: readonly QueuedMessage[];
@@ -72,7 +82,9 @@ export type TimelineInput =
   | { type: "events"; events: readonly WireEvent[] }
   | { type: "queue"; localId: string; text: string }
   | { type: "queueFailed"; localId: string; error: string }
-  | { type: "dequeue"; localId: string };
+  | { type: "dequeue"; localId: string }
+  /** The run's place in the queue as the server answered a poll (it changes without an event). */
+  | { type: "queuePlace"; ahead: number };
 
 export const emptyUsage: Usage = {
   cost: 0,
@@ -93,6 +105,9 @@ export function initialTimeline(): TimelineState {
     policy: null,
     model: null,
     usage: emptyUsage,
+    queuedAhead: null,
+    budgetReached: null,
+    budget: null,
     streaming: null,
     queued: [],
     lastPersistedId: null,
@@ -113,6 +128,9 @@ export function timelineReducer(state: TimelineState, input: TimelineInput): Tim
       };
     case "dequeue":
       return { ...state, queued: state.queued.filter((q) => q.localId !== input.localId) };
+    case "queuePlace":
+      // A poll answered after the run left the queue must not put it back.
+      return state.queuedAhead === null || state.queuedAhead === input.ahead ? state : { ...state, queuedAhead: input.ahead };
   }
 }
 
@@ -135,7 +153,7 @@ function applyEvents(prev: TimelineState, events: readonly WireEvent[]): Timelin
   const items = prev.items.slice();
   const actionIndex: Record<string, number> = { ...prev.actionIndex };
   let open = prev.openActions.slice();
-  let { status, policy, model, usage, streaming, queued, lastPersistedId } = prev;
+  let { status, policy, model, usage, queuedAhead, budgetReached, budget, streaming, queued, lastPersistedId } = prev;
   const parents = new Map(prev.branches.parents);
   let { head, navigated } = prev.branches;
   let changed = false;
@@ -163,8 +181,8 @@ function applyEvents(prev: TimelineState, events: readonly WireEvent[]): Timelin
         continue;
       }
       case "ConversationStateUpdateEvent": {
-        const u = applyStateUpdate(ev, { status, policy, model, usage });
-        ({ status, policy, model, usage } = u);
+        const u = applyStateUpdate(ev, { status, policy, model, usage, queuedAhead, budgetReached, budget });
+        ({ status, policy, model, usage, queuedAhead, budgetReached, budget } = u);
         // full_state snapshots are not history; field updates are shown (filterable).
         if (ev.key !== "full_state") items.push({ type: "state", id, event: ev });
         continue;
@@ -216,6 +234,9 @@ function applyEvents(prev: TimelineState, events: readonly WireEvent[]): Timelin
     policy,
     model,
     usage,
+    queuedAhead,
+    budgetReached,
+    budget,
     streaming,
     queued,
     lastPersistedId,
@@ -247,6 +268,9 @@ interface Derived {
   policy: string | null;
   model: string | null;
   usage: Usage;
+  queuedAhead: number | null;
+  budgetReached: BudgetReached | null;
+  budget: Budget | null;
 }
 
 // `value` is typed `unknown` by the schema (it depends on `key`); read it defensively.
@@ -259,6 +283,13 @@ function applyStateUpdate(ev: ConversationStateUpdateEvent, d: Derived): Derived
       return { ...d, policy: policyKind(value) ?? d.policy };
     case "stats":
       return { ...d, usage: usageFromStats(value) ?? d.usage };
+    // Tandem's: the value is null when the run leaves the queue, or once the budget is raised.
+    case QUEUED_AHEAD_KEY:
+      return { ...d, queuedAhead: queuePlaceOf(value) };
+    case BUDGET_REACHED_KEY:
+      return { ...d, budgetReached: readBudgetReached(value) };
+    case BUDGET_KEY:
+      return { ...d, budget: readBudget(value) };
     case "full_state": {
       if (!isRecord(value)) return d;
       const status = typeof value.execution_status === "string" ? (value.execution_status as ExecutionStatus) : d.status;
@@ -269,6 +300,10 @@ function applyStateUpdate(ev: ConversationStateUpdateEvent, d: Derived): Derived
         policy: policyKind(value.confirmation_policy) ?? d.policy,
         model: typeof llm?.model === "string" ? llm.model : d.model,
         usage: usageFromStats(value.stats) ?? d.usage,
+        // The whole state: a key it lacks is not set (Tandem keeps these among its extra fields).
+        queuedAhead: queuePlaceOf(value[QUEUED_AHEAD_KEY]),
+        budgetReached: readBudgetReached(value[BUDGET_REACHED_KEY]),
+        budget: readBudget(value[BUDGET_KEY]),
       };
     }
     default:

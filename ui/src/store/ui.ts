@@ -29,10 +29,12 @@ interface UiStore {
   theme: Theme;
   helpOpen: boolean;
   settingsOpen: boolean;
+  costsOpen: boolean;
   openConversation(id: string | null): void;
   setTheme(t: Theme): void;
   setHelp(open: boolean): void;
   setSettings(open: boolean): void;
+  setCosts(open: boolean): void;
 }
 
 export const useUi = create<UiStore>()((set) => ({
@@ -41,6 +43,7 @@ export const useUi = create<UiStore>()((set) => ({
   theme: "system",
   helpOpen: false,
   settingsOpen: false,
+  costsOpen: false,
   openConversation(id) {
     // Remembered per backend: switching backends reopens each one's own last conversation.
     const backendId = useBackends.getState().activeId;
@@ -53,6 +56,7 @@ export const useUi = create<UiStore>()((set) => ({
   },
   setHelp: (helpOpen) => set({ helpOpen }),
   setSettings: (settingsOpen) => set({ settingsOpen }),
+  setCosts: (costsOpen) => set({ costsOpen }),
 }));
 
 /** Pane ids for focus shortcuts (Ctrl+1..7) and the help overlay. */

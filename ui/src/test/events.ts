@@ -59,3 +59,11 @@ export const stats = (cost: number, prompt: number, completion: number) =>
 export const fullState = (value: Record<string, unknown>) =>
   ev({ kind: "ConversationStateUpdateEvent", source: "environment", key: "full_state", value });
 export const delta = (content: string) => ev({ kind: "StreamingDeltaEvent", source: "agent", content });
+/** Tandem's run queue: `{"ahead": n}` when the run starts waiting, null when it gets its slot. */
+export const queued = (ahead: number | null) =>
+  ev({ kind: "ConversationStateUpdateEvent", source: "environment", key: "queued_ahead", value: ahead === null ? null : { ahead } });
+/** Tandem's budget pause (`budget_reached`), or null once the budget is raised. */
+export const budgetReached = (value: Record<string, unknown> | null) =>
+  ev({ kind: "ConversationStateUpdateEvent", source: "environment", key: "budget_reached", value });
+/** Tandem's budget as the state records it. */
+export const budget = (value: Record<string, unknown>) => ev({ kind: "ConversationStateUpdateEvent", source: "environment", key: "budget", value });

@@ -1,7 +1,9 @@
-// Status, tokens and cost of the open conversation and the honest state of its stream.
+// Status (with the run's place while it waits for a slot), tokens and cost of the open
+// conversation and the honest state of its stream.
 import type { StreamState } from "../../api/eventStream";
 import type { TimelineState } from "../../store/timeline";
-import { formatCost, formatTokens, STATUS_LABEL } from "./format";
+import { formatCost, formatTokens } from "./format";
+import { statusClass, statusText } from "./queue";
 
 export function streamLabel(s: StreamState | null): { text: string; tone: "ok" | "warn" | "bad" } {
   if (!s) return { text: "Not connected", tone: "warn" };
@@ -29,7 +31,7 @@ export function StatusBar({ state, stream }: { state: TimelineState; stream: Str
   const status = state.status;
   return (
     <div className="statusbar" role="status" aria-label="Conversation status">
-      <span className={`status-pill st-${status ?? "unknown"}`}>{status ? (STATUS_LABEL[status] ?? status) : "—"}</span>
+      <span className={`status-pill ${statusClass(status, state.queuedAhead)}`}>{statusText(status, state.queuedAhead)}</span>
       {state.model && <span className="muted mono" title="Model">{state.model}</span>}
       <span title={`prompt ${u.promptTokens}, completion ${u.completionTokens}, cache read ${u.cacheReadTokens}, reasoning ${u.reasoningTokens}`}>
         {formatTokens(u.promptTokens)} in · {formatTokens(u.completionTokens)} out

@@ -87,3 +87,45 @@ describe("ConversationsPane: sub-agent conversations", () => {
     expect(useUi.getState().conversationId).toBeNull();
   });
 });
+
+describe("ConversationsPane: the run queue", () => {
+  beforeEach(() => {
+    localStorage.clear();
+    setHostForTests(createBrowserHost());
+    useBackends.setState({ backends: [backend], activeId: "local", health: { local: { status: "ok", demo: false } } });
+    useUi.setState({ conversationId: null });
+  });
+  afterEach(() => {
+    cleanup();
+    vi.unstubAllGlobals();
+    setHostForTests(null);
+    useBackends.setState({ backends: [], activeId: null, health: {} });
+  });
+
+  it("shows a waiting run as queued with its place, and refreshes it while it waits", async () => {
+    let ahead: number | null = 2;
+    vi.stubGlobal("fetch", async (req: Request) => {
+      if (new URL(req.url).pathname !== "/api/conversations/search") return json({ detail: "Not Found" });
+      return json({
+        items: [
+          { id: "q1", title: "Waits its turn", execution_status: "running", ...(ahead === null ? {} : { queued_ahead: ahead }) },
+          { id: "r1", title: "Runs now", execution_status: "running" },
+        ],
+        next_page_id: null,
+      });
+    });
+    render(
+      <QueryClientProvider client={new QueryClient()}>
+        <ConversationsPane backend={backend} />
+      </QueryClientProvider>,
+    );
+    const pill = async (title: RegExp) => (await screen.findByRole("option", { name: title })).querySelector(".status-pill")?.textContent;
+    await waitFor(async () => expect(await pill(/Waits its turn/)).toBe("Queued, 2 ahead"));
+    expect(await pill(/Runs now/)).toBe("Running");
+    // The list is asked again while a run waits (every 2 s: listPollMs).
+    ahead = 0;
+    await waitFor(async () => expect(await pill(/Waits its turn/)).toBe("Queued, next"), { timeout: 6000 });
+    ahead = null;
+    await waitFor(async () => expect(await pill(/Waits its turn/)).toBe("Running"), { timeout: 6000 });
+  }, 15_000); // two polls at the real interval
+});

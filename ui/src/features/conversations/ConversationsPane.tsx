@@ -6,7 +6,8 @@ import { messageOf } from "../../api/errors";
 import { convKey, useLive } from "../../store/live";
 import { useUi } from "../../store/ui";
 import { useBackends, type Backend } from "../backends/backendStore";
-import { formatCost, STATUS_LABEL } from "../chat/format";
+import { formatCost } from "../chat/format";
+import { infoQueuedAhead, statusClass, statusText } from "../chat/queue";
 import { NewConversation } from "./NewConversation";
 import {
   conversationCost,
@@ -30,20 +31,24 @@ function ago(iso: string | undefined): string {
   return new Date(t).toLocaleDateString();
 }
 
-/** Status and cost of a listed conversation; one whose event stream is connected in this
- * window shows its live values, fresher than the polled list. */
-function useStatus(item: ConversationItem, backendId: string): { status: string; cost: number } {
+/** Status, place in the run queue and cost of a listed conversation; one whose event stream is
+ * connected in this window shows its live values, fresher than the polled list. */
+function useStatus(item: ConversationItem, backendId: string): { status: string; queuedAhead: number | null; cost: number } {
   const key = convKey(backendId, item.id);
   const live = useLive((s) => (s.streams[key]?.status === "connected" ? s.timelines[key] : undefined));
-  return { status: live?.status ?? item.execution_status ?? "idle", cost: live ? live.usage.cost : conversationCost(item) };
+  return {
+    status: live?.status ?? item.execution_status ?? "idle",
+    queuedAhead: live ? live.queuedAhead : infoQueuedAhead(item),
+    cost: live ? live.usage.cost : conversationCost(item),
+  };
 }
 
 /** The status pill and cost; a running sub-agent also gets a pause button. */
 function ConversationStatus({ row, backendId, onPause }: { row: ConvRow; backendId: string; onPause(): void }) {
-  const { status, cost } = useStatus(row.item, backendId);
+  const { status, queuedAhead, cost } = useStatus(row.item, backendId);
   return (
     <>
-      <span className={`status-pill small st-${status}`}>{STATUS_LABEL[status] ?? status}</span>
+      <span className={`status-pill small ${statusClass(status, queuedAhead)}`}>{statusText(status, queuedAhead)}</span>
       <span>{formatCost(cost)}</span>
       {row.depth > 0 && status === "running" && (
         <button

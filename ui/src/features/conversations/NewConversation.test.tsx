@@ -6,6 +6,7 @@ import { createBrowserHost } from "../../host/browser";
 import { useBackends, type Backend } from "../backends/backendStore";
 import { useMcp } from "../settings/mcpStore";
 import { parseDraft } from "../settings/mcpServers";
+import { useSettings } from "../settings/settingsStore";
 import { NewConversation, defaultWorkspace, offersBrowserTools, offersSubAgents } from "./NewConversation";
 
 const backend: Backend = { id: "local", name: "This server", kind: "local", baseUrl: "http://127.0.0.1:1", key: "k" };
@@ -220,6 +221,44 @@ describe("NewConversation", () => {
       renderForm();
       expect(screen.queryByLabelText(/Sub-agents/)).toBeNull();
       expect(offersSubAgents(undefined)).toBe(true);
+    });
+  });
+
+  describe("the default budget", () => {
+    afterEach(() => {
+      vi.unstubAllGlobals();
+      act(() => useSettings.setState({ budget: {} }));
+    });
+
+    async function startAndReadBody(): Promise<Record<string, unknown>> {
+      let body: Record<string, unknown> | null = null;
+      vi.stubGlobal("fetch", async (req: Request) => {
+        body = (await req.json()) as Record<string, unknown>;
+        return new Response(JSON.stringify({ id: "c1" }), { status: 201, headers: { "content-type": "application/json" } });
+      });
+      fireEvent.click(screen.getByRole("button", { name: "Start" }));
+      await waitFor(() => expect(body).not.toBeNull());
+      return body!;
+    }
+
+    it("is sent as `budget` to a Tandem server, and said in the form", async () => {
+      useSettings.setState({ budget: { max_cost: 0.5, max_tokens: 100000 } });
+      serverSays({ home_dir: "/home/ann", capabilities: ["tandem_budget_v1"] });
+      renderForm();
+      expect(screen.getByText("Budget (from Settings): $0.50 · 100,000 tokens; the run pauses when it is reached.")).toBeTruthy();
+      expect((await startAndReadBody()).budget).toEqual({ max_cost: 0.5, max_tokens: 100000 });
+    });
+
+    it("is left out without one, and on a server that has no budgets (saying so)", async () => {
+      serverSays({ home_dir: "/home/ann", capabilities: ["tandem_budget_v1"] });
+      renderForm();
+      expect("budget" in (await startAndReadBody())).toBe(false);
+      cleanup();
+      useSettings.setState({ budget: { max_tokens: 1000 } });
+      serverSays({ home_dir: "/home/ann", capabilities: [] });
+      renderForm();
+      expect(screen.getByText(/This server has no budgets/)).toBeTruthy();
+      expect("budget" in (await startAndReadBody())).toBe(false);
     });
   });
 });

@@ -7,6 +7,7 @@ import { messageOf } from "../../api/errors";
 import { host } from "../../host";
 import { policyFor, type PolicyChoice } from "../approvals/policy";
 import { useBackends, type Backend } from "../backends/backendStore";
+import { budgetSummary, hasLimit, offersBudgets } from "../budget/budget";
 import { useMcpServers, withMcpConfig } from "../settings/mcpStore";
 import { agentFor, useSettings } from "../settings/settingsStore";
 import { useConversationMutations } from "./queries";
@@ -86,6 +87,8 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
   const [subAgents, setSubAgents] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const mcp = useMcpServers(backend.id);
+  // The default budget from Settings, on a server that has budgets (upstream's may refuse the field).
+  const budget = hasLimit(settings.budget) && offersBudgets(health?.info) ? settings.budget : null;
   const { create } = useConversationMutations(backend);
 
   async function submit() {
@@ -102,6 +105,7 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
         workspace: { kind: "LocalWorkspace", working_dir: folder.trim() },
         confirmation_policy: policyFor(policy),
         ...(settings.analyzer === "llm" ? { security_analyzer: { kind: "LLMSecurityAnalyzer" } } : {}),
+        ...(budget ? { budget } : {}),
         ...(task.trim()
           ? { initial_message: { role: "user", content: [{ type: "text", text: task.trim() }], run: true } }
           : {}),
@@ -185,6 +189,13 @@ export function NewConversation({ backend, onCreated, onCancel }: { backend: Bac
       {mcp.length > 0 && (
         <p className="hint">
           MCP servers (from Settings): {mcp.map((s) => s.name).join(", ")}
+        </p>
+      )}
+      {hasLimit(settings.budget) && (
+        <p className="hint">
+          {budget
+            ? `Budget (from Settings): ${budgetSummary(budget)}; the run pauses when it is reached.`
+            : "This server has no budgets: the default budget from Settings does not apply here."}
         </p>
       )}
       {backend.kind === "local" && (

@@ -1,11 +1,12 @@
 // Settings: LLM profiles (keys to the keyring, never shown again), defaults for new
-// conversations (confirmation policy, analyzer), backends, the active backend's MCP servers,
+// conversations (confirmation policy, analyzer, budget), backends, the active backend's MCP servers,
 // appearance.
 import { useState } from "react";
 import { messageOf } from "../../api/errors";
 import { useUi, type Theme } from "../../store/ui";
 import { useBackends } from "../backends/backendStore";
 import type { PolicyChoice } from "../approvals/policy";
+import { DefaultBudget } from "./DefaultBudget";
 import { KeyringWarning } from "./KeyringWarning";
 import { McpServersSection } from "./McpServersSection";
 import { useSettings, type AnalyzerChoice } from "./settingsStore";
@@ -96,6 +97,7 @@ function Defaults() {
           </select>
         </label>
       </div>
+      <DefaultBudget />
     </section>
   );
 }

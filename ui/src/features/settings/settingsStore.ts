@@ -1,10 +1,12 @@
-// LLM profiles and defaults. Profiles are stored without their keys (host prefs); each key is
+// LLM profiles and defaults (confirmation policy, analyzer, budget). Profiles are stored without their keys (host prefs); each key is
 // in the host keyring under `llm:<profile id>` and is read only to start a conversation: the
 // UI never displays a saved key again.
 import { create } from "zustand";
+import type { Budget } from "../../api/tandemTypes";
 import type { StartConversationRequest } from "../../api/types";
 import { host } from "../../host";
 import type { PolicyChoice } from "../approvals/policy";
+import { readBudget } from "../budget/budget";
 
 export interface LlmProfile {
   id: string;
@@ -22,10 +24,12 @@ interface SettingsStore {
   defaultProfileId: string | null;
   policy: PolicyChoice;
   analyzer: AnalyzerChoice;
+  /** The budget new conversations start with (on a server that has budgets); `{}`: no limit. */
+  budget: Budget;
   load(): void;
   saveProfile(p: Omit<LlmProfile, "hasKey">, key: string | null): Promise<void>;
   deleteProfile(id: string): Promise<void>;
-  setDefaults(d: Partial<Pick<SettingsStore, "defaultProfileId" | "policy" | "analyzer">>): void;
+  setDefaults(d: Partial<Pick<SettingsStore, "defaultProfileId" | "policy" | "analyzer" | "budget">>): void;
 }
 
 const keyAccount = (id: string) => `llm:${id}`;
@@ -35,6 +39,7 @@ export const useSettings = create<SettingsStore>()((set, get) => ({
   defaultProfileId: null,
   policy: "risky",
   analyzer: "llm",
+  budget: {},
   load() {
     const h = host();
     set({
@@ -42,6 +47,8 @@ export const useSettings = create<SettingsStore>()((set, get) => ({
       defaultProfileId: h.loadPref<string>("defaultProfile"),
       policy: h.loadPref<PolicyChoice>("defaultPolicy") ?? "risky",
       analyzer: h.loadPref<AnalyzerChoice>("defaultAnalyzer") ?? "llm",
+      // Read back through the same check as a server's answer: only positive limits.
+      budget: readBudget(h.loadPref<unknown>("defaultBudget")) ?? {},
     });
   },
   async saveProfile(p, key) {
@@ -65,6 +72,7 @@ export const useSettings = create<SettingsStore>()((set, get) => ({
     if (d.defaultProfileId !== undefined) h.savePref("defaultProfile", d.defaultProfileId);
     if (d.policy) h.savePref("defaultPolicy", d.policy);
     if (d.analyzer) h.savePref("defaultAnalyzer", d.analyzer);
+    if (d.budget) h.savePref("defaultBudget", d.budget);
     set(d);
   },
 }));

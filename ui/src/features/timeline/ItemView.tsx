@@ -10,6 +10,7 @@ import type { ActionEvent, MessageEvent, ObservationEvent, WireEvent } from "../
 import { LEAF_KEY } from "../../store/branch";
 import { messageText, type ActionResult, type TimelineItem } from "../../store/timeline";
 import { HANDOFF_TOOL } from "../browser/handoff";
+import { BUDGET_REACHED_KEY, budgetMarkerText } from "../budget/budget";
 import { Screenshot } from "../browser/Screenshot";
 import { ChangedFiles } from "../rewind/ChangedFiles";
 import { AnsiText } from "./AnsiText";
@@ -246,6 +247,7 @@ export const ItemView = memo(function ItemView({ item, pending, changes }: { ite
       const browser = item.event.key === "browser_control" ? browserControlText(item.event.value) : null;
       if (browser) return <div className="item marker browser-control">{browser}</div>;
       if (item.event.key === LEAF_KEY) return <div className="item marker navigation">{NAVIGATION_TEXT}</div>;
+      if (item.event.key === BUDGET_REACHED_KEY) return <div className="item marker budget">{budgetMarkerText(item.event.value)}</div>;
       const retry = item.event.key === LLM_RETRY_KEY ? llmRetryText(item.event.value) : null;
       if (retry) {
         const detail = llmRetryDetail(item.event.value);

@@ -2,6 +2,7 @@
 import { assertNever, isKnownAction, isKnownEvent } from "../../api/kinds";
 import type { ActionEvent, WireEvent } from "../../api/types";
 import { LEAF_KEY } from "../../store/branch";
+import { BUDGET_REACHED_KEY, budgetMarkerText } from "../budget/budget";
 import { messageText, type ActionResult, type TimelineItem } from "../../store/timeline";
 import { stripAnsi } from "./ansi";
 import { isTaskAction, taskHeadline } from "./task";
@@ -209,6 +210,7 @@ export function itemText(item: TimelineItem): string {
     case "state":
       if (item.event.key === "browser_control") return browserControlText(item.event.value) ?? "browser_control";
       if (item.event.key === LEAF_KEY) return NAVIGATION_TEXT;
+      if (item.event.key === BUDGET_REACHED_KEY) return budgetMarkerText(item.event.value);
       if (item.event.key === LLM_RETRY_KEY) return `${llmRetryText(item.event.value) ?? LLM_RETRY_KEY} ${llmRetryDetail(item.event.value)}`;
       return `${item.event.key ?? ""} ${typeof item.event.value === "string" ? item.event.value : ""}`;
     case "other":

@@ -1,6 +1,7 @@
 // Timeline filters: by kind of row, by source, by text. Pure, so tests and the pane agree.
 import type { TimelineItem } from "../../store/timeline";
 import { LEAF_KEY } from "../../store/branch";
+import { BUDGET_REACHED_KEY } from "../budget/budget";
 import { itemText, LLM_RETRY_KEY } from "./describe";
 
 export type KindFilter = "message" | "action" | "error" | "state" | "other";
@@ -32,6 +33,8 @@ export function kindOf(item: TimelineItem): KindFilter {
       if (item.event.key === "browser_control") return "other";
       // So is the conversation going back to an earlier event (a rewind of the chat).
       if (item.event.key === LEAF_KEY) return "other";
+      // So are the run pausing on its budget and the budget being raised.
+      if (item.event.key === BUDGET_REACHED_KEY) return "other";
       // A failed LLM call being retried is an error the person may act on (or cancel).
       return item.event.key === LLM_RETRY_KEY ? "error" : "state";
     case "other":
