@@ -1,5 +1,6 @@
 //! The demo model driven through `OpenAiChat` as the agent loop would: every tool call is
-//! answered, the tour ends with `finish`, and the server sees no invariant violation.
+//! answered, the tour ends with `finish`, and the server sees no invariant violation. With no
+//! browser and no `task` tool the tour neither browses nor delegates.
 
 use serde_json::json;
 use tandem_llm::{Llm, LlmRequest, OpenAiChat};
@@ -59,10 +60,11 @@ async fn demo_tour_through_the_client() {
             "terminal",
             "file_editor",
             "file_editor",
+            "terminal",
             "task_tracker",
             "finish"
         ]
     );
     assert_eq!(server.violations(), Vec::<String>::new());
-    assert_eq!(server.request_count(), 7);
+    assert_eq!(server.request_count(), 8);
 }
